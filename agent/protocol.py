@@ -1,0 +1,317 @@
+"""The replay wire protocol: the one Python codec every agent, tool and test uses.
+
+A replay message is the UDP payload of a datagram to the replay VIP on
+``REPLAY_UDP_PORT``: a 36-byte header, followed for INSERT/WRITE requests and
+SAMPLE/READ replies by ``PAYLOAD_WORDS`` 32-bit words. All fields are big-endian.
+docs/protocol.md is the normative description; p4src/include/constants.p4 holds
+the same numbers for the data plane.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+
+import numpy as np
+
+VERSION = 1
+REPLAY_UDP_PORT = 45000
+
+NUM_TABLES = 4
+SLOT_BITS = 12
+NUM_SLOTS = 1 << SLOT_BITS
+PAYLOAD_WORDS = 16
+PAYLOAD_BYTES = 4 * PAYLOAD_WORDS
+MAX_BATCH = 255
+
+HEADER = struct.Struct("!8B5IQ")
+HEADER_BYTES = HEADER.size  # 36
+
+PRIORITY_FRACTION_BITS = 16
+PRIORITY_ONE = 1 << PRIORITY_FRACTION_BITS
+PRIORITY_MAX = (1 << 32) - 1
+
+
+class Op(IntEnum):
+    """Operation codes (header byte 1)."""
+
+    INSERT = 1
+    SAMPLE = 2
+    UPDATE = 3
+    READ = 4
+    WRITE = 5
+    RESET = 6
+    GET_STATE = 7
+    SET_STATE = 8
+
+
+class Status(IntEnum):
+    """Reply status codes (header byte 3)."""
+
+    OK = 0
+    UNKNOWN_TABLE = 1
+    DISABLED = 2
+    BELOW_MIN_SIZE = 3
+    BATCH_TOO_LARGE = 4
+    MALFORMED = 5
+    TRUNCATED = 6
+    UNKNOWN_OP = 7
+    BAD_SLOT = 8
+    DENIED = 9
+    STALE = 10
+    EMPTY = 11
+
+
+class Mode(IntEnum):
+    """Sampling mode (flags bits 4-5)."""
+
+    DEFAULT = 0
+    UNIFORM = 1
+    PRIORITIZED = 2
+
+
+class Flag(IntEnum):
+    """Header flag bits (header byte 2)."""
+
+    REPLY = 0x01
+    ACK = 0x02
+    HAS_PRIORITY = 0x04
+
+
+MODE_SHIFT = 4
+MODE_MASK = 0x30
+FLAGS_RESERVED = 0xC8
+
+OPS_WITH_PAYLOAD_IN_REQUEST = frozenset({Op.INSERT, Op.WRITE})
+OPS_WITH_PAYLOAD_IN_REPLY = frozenset({Op.SAMPLE, Op.READ})
+CPU_ONLY_OPS = frozenset({Op.READ, Op.WRITE, Op.RESET, Op.GET_STATE, Op.SET_STATE})
+
+
+class ProtocolError(ValueError):
+    """A replay message that cannot be encoded or decoded."""
+
+
+def priority_to_fixed(value: float) -> int:
+    """Convert a non-negative priority to Q16.16, clamped to the 32-bit range."""
+    if not np.isfinite(value) or value < 0:
+        raise ProtocolError(f"priority must be finite and >= 0, got {value!r}")
+    return min(round(float(value) * PRIORITY_ONE), PRIORITY_MAX)
+
+
+def fixed_to_priority(value: int | np.ndarray) -> float | np.ndarray:
+    """Convert Q16.16 (a scalar or an array, e.g. a sum-tree total) to float."""
+    return value / PRIORITY_ONE
+
+
+@dataclass(frozen=True)
+class Message:
+    """One replay request or reply, as it travels on the wire."""
+
+    op: int
+    table: int = 0
+    flags: int = 0
+    status: int = 0
+    count: int = 0
+    index: int = 0
+    request_id: int = 0
+    slot: int = 0
+    stamp: int = 0
+    priority: int = 0
+    size: int = 0
+    total: int = 0
+    payload: bytes | None = field(default=None, repr=False)
+    version: int = VERSION
+    reserved: int = 0
+
+    @property
+    def is_reply(self) -> bool:
+        return bool(self.flags & Flag.REPLY)
+
+    @property
+    def mode(self) -> int:
+        return (self.flags & MODE_MASK) >> MODE_SHIFT
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.OK
+
+    def status_name(self) -> str:
+        try:
+            return Status(self.status).name
+        except ValueError:
+            return f"status {self.status}"
+
+
+def _check_range(name: str, value: int, bits: int) -> None:
+    if not 0 <= value < (1 << bits):
+        raise ProtocolError(f"{name}={value} does not fit in {bits} bits")
+
+
+def encode(msg: Message) -> bytes:
+    """Encode a message; raises ProtocolError for out-of-range fields."""
+    for name in ("version", "op", "flags", "status", "table", "count", "index", "reserved"):
+        _check_range(name, getattr(msg, name), 8)
+    for name in ("request_id", "slot", "stamp", "priority", "size"):
+        _check_range(name, getattr(msg, name), 32)
+    _check_range("total", msg.total, 64)
+    head = HEADER.pack(
+        msg.version, msg.op, msg.flags, msg.status, msg.table, msg.count, msg.index,
+        msg.reserved, msg.request_id, msg.slot, msg.stamp, msg.priority, msg.size, msg.total,
+    )
+    if msg.payload is None:
+        return head
+    if len(msg.payload) != PAYLOAD_BYTES:
+        raise ProtocolError(f"payload must be {PAYLOAD_BYTES} bytes, got {len(msg.payload)}")
+    return head + msg.payload
+
+
+def _payload_expected(op: int, flags: int, status: int) -> bool:
+    if flags & Flag.REPLY:
+        return status == Status.OK and op in OPS_WITH_PAYLOAD_IN_REPLY
+    return op in OPS_WITH_PAYLOAD_IN_REQUEST
+
+
+def decode(data: bytes) -> Message:
+    """Decode and validate one message; raises ProtocolError naming the problem."""
+    if len(data) < HEADER_BYTES:
+        raise ProtocolError(f"truncated header: {len(data)} of {HEADER_BYTES} bytes")
+    (version, op, flags, status, table, count, index, reserved,
+     request_id, slot, stamp, priority, size, total) = HEADER.unpack_from(data)
+    if version != VERSION:
+        raise ProtocolError(f"unsupported protocol version {version} (expected {VERSION})")
+    if flags & FLAGS_RESERVED or reserved:
+        raise ProtocolError(f"reserved bits set (flags=0x{flags:02x}, reserved={reserved})")
+    payload = None
+    if _payload_expected(op, flags, status):
+        end = HEADER_BYTES + PAYLOAD_BYTES
+        if len(data) < end:
+            raise ProtocolError(f"truncated payload: {len(data) - HEADER_BYTES} of "
+                                f"{PAYLOAD_BYTES} bytes")
+        payload = bytes(data[HEADER_BYTES:end])
+    return Message(op=op, table=table, flags=flags, status=status, count=count, index=index,
+                   request_id=request_id, slot=slot, stamp=stamp, priority=priority, size=size,
+                   total=total, payload=payload, version=version, reserved=reserved)
+
+
+# --- payload helpers ---------------------------------------------------------
+
+def floats_to_payload(values: np.ndarray | list[float]) -> bytes:
+    """Pack up to PAYLOAD_WORDS float32 values (zero padded) into a payload."""
+    arr = np.asarray(values, dtype=">f4").ravel()
+    if arr.size > PAYLOAD_WORDS:
+        raise ProtocolError(f"{arr.size} values do not fit in {PAYLOAD_WORDS} payload words")
+    out = np.zeros(PAYLOAD_WORDS, dtype=">f4")
+    out[: arr.size] = arr
+    return out.tobytes()
+
+
+def payload_to_floats(payload: bytes) -> np.ndarray:
+    """Unpack a payload into PAYLOAD_WORDS native float32 values."""
+    return np.frombuffer(payload, dtype=">f4").astype(np.float32)
+
+
+def words_to_payload(words: np.ndarray | list[int]) -> bytes:
+    """Pack up to PAYLOAD_WORDS unsigned 32-bit words (zero padded)."""
+    arr = np.asarray(words, dtype=np.uint64).ravel()
+    if arr.size > PAYLOAD_WORDS or (arr.size and int(arr.max()) >= 1 << 32):
+        raise ProtocolError("payload words must be at most 16 values below 2**32")
+    out = np.zeros(PAYLOAD_WORDS, dtype=">u4")
+    out[: arr.size] = arr
+    return out.tobytes()
+
+
+# --- request builders ----------------------------------------------------------
+
+def _mode_flags(mode: int) -> int:
+    if mode not in (Mode.DEFAULT, Mode.UNIFORM, Mode.PRIORITIZED):
+        raise ProtocolError(f"unknown sampling mode {mode}")
+    return int(mode) << MODE_SHIFT
+
+
+def insert(table: int, payload: bytes, *, priority: float | None = None, ack: bool = False,
+           request_id: int = 0) -> Message:
+    flags = (Flag.ACK if ack else 0) | (Flag.HAS_PRIORITY if priority is not None else 0)
+    fixed = priority_to_fixed(priority) if priority is not None else 0
+    return Message(op=Op.INSERT, table=table, flags=flags, priority=fixed, payload=payload,
+                   request_id=request_id)
+
+
+def sample(table: int, count: int, *, mode: int = Mode.DEFAULT, request_id: int = 0) -> Message:
+    if not 1 <= count <= MAX_BATCH:
+        raise ProtocolError(f"sample count must be 1..{MAX_BATCH}, got {count}")
+    return Message(op=Op.SAMPLE, table=table, flags=_mode_flags(mode), count=count,
+                   request_id=request_id)
+
+
+def update(table: int, slot: int, stamp: int, priority: float, *, ack: bool = False,
+           request_id: int = 0) -> Message:
+    flags = Flag.HAS_PRIORITY | (Flag.ACK if ack else 0)
+    return Message(op=Op.UPDATE, table=table, flags=flags, slot=slot, stamp=stamp,
+                   priority=priority_to_fixed(priority), request_id=request_id)
+
+
+def read(table: int, slot: int, *, request_id: int = 0) -> Message:
+    return Message(op=Op.READ, table=table, slot=slot, request_id=request_id)
+
+
+def write(table: int, slot: int, stamp: int, priority_fixed: int, payload: bytes, *,
+          request_id: int = 0) -> Message:
+    return Message(op=Op.WRITE, table=table, flags=Flag.HAS_PRIORITY, slot=slot, stamp=stamp,
+                   priority=priority_fixed, payload=payload, request_id=request_id)
+
+
+def reset(table: int, *, request_id: int = 0) -> Message:
+    return Message(op=Op.RESET, table=table, request_id=request_id)
+
+
+def get_state(table: int, *, request_id: int = 0) -> Message:
+    return Message(op=Op.GET_STATE, table=table, request_id=request_id)
+
+
+def set_state(table: int, *, pointer: int, sequence: int, max_priority_fixed: int, size: int,
+              request_id: int = 0) -> Message:
+    return Message(op=Op.SET_STATE, table=table, slot=pointer, stamp=sequence,
+                   priority=max_priority_fixed, size=size, request_id=request_id)
+
+
+def with_request_id(msg: Message, request_id: int) -> Message:
+    return replace(msg, request_id=request_id)
+
+
+# --- batch decode ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SampleBatch:
+    """The OK replies of one SAMPLE request, as arrays ordered by reply index."""
+
+    index: np.ndarray      # (n,) uint8
+    slot: np.ndarray       # (n,) uint32
+    stamp: np.ndarray      # (n,) uint32
+    priority: np.ndarray   # (n,) float64, decoded from Q16.16
+    total: np.ndarray      # (n,) float64, the table's total priority per reply
+    size: np.ndarray       # (n,) uint32
+    payload: np.ndarray    # (n, PAYLOAD_WORDS) float32
+
+    def __len__(self) -> int:
+        return int(self.slot.shape[0])
+
+
+def decode_batch(messages: list[Message]) -> SampleBatch:
+    """Stack decoded OK SAMPLE replies into numpy arrays (sorted by reply index)."""
+    if any(m.payload is None or not m.ok for m in messages):
+        raise ProtocolError("decode_batch takes only OK replies carrying a payload")
+    ordered = sorted(messages, key=lambda m: m.index)
+    raw = b"".join(m.payload for m in ordered)  # type: ignore[misc]
+    payload = np.frombuffer(raw, dtype=">f4").astype(np.float32).reshape(-1, PAYLOAD_WORDS)
+    return SampleBatch(
+        index=np.fromiter((m.index for m in ordered), dtype=np.uint8, count=len(ordered)),
+        slot=np.fromiter((m.slot for m in ordered), dtype=np.uint32, count=len(ordered)),
+        stamp=np.fromiter((m.stamp for m in ordered), dtype=np.uint32, count=len(ordered)),
+        priority=np.fromiter((m.priority for m in ordered), dtype=np.float64,
+                             count=len(ordered)) / PRIORITY_ONE,
+        total=np.fromiter((m.total for m in ordered), dtype=np.float64,
+                          count=len(ordered)) / PRIORITY_ONE,
+        size=np.fromiter((m.size for m in ordered), dtype=np.uint32, count=len(ordered)),
+        payload=payload,
+    )

@@ -1,0 +1,1 @@
+"""bmv2 package."""

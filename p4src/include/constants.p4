@@ -1,0 +1,83 @@
+/*
+ * constants.p4 -- compile-time sizes and protocol numbers.
+ *
+ * The replay memory is T tables x N = 2^L slots x K payload words.
+ * Change TABLE_BITS / SLOT_BITS / PAYLOAD_WORDS here; when SLOT_BITS changes,
+ * also change FOR_EACH_INNER_LEVEL in sum_tree.p4 (one entry per inner tree
+ * level 1..L-1) and when PAYLOAD_WORDS changes, FOR_EACH_WORD in headers.p4.
+ * docs/protocol.md lists every place a limit lives.
+ */
+#ifndef REPLAY_CONSTANTS_P4
+#define REPLAY_CONSTANTS_P4
+
+/* --- sizes ------------------------------------------------------------- */
+#define TABLE_BITS 2                        /* T = 4 replay tables        */
+#define SLOT_BITS 12                        /* L = 12, N = 4096 slots     */
+#define NUM_TABLES (1 << TABLE_BITS)
+#define NUM_SLOTS (1 << SLOT_BITS)
+#define NUM_TABLE_SLOTS (NUM_TABLES * NUM_SLOTS)
+#define PAYLOAD_WORDS 16                    /* K = 16 x 32-bit words      */
+
+/* Q16.16 fixed point: 1.0 == 65536. Used when a table has seen no priority. */
+#define PRIORITY_ONE 32w65536
+
+/* --- ports and sessions -------------------------------------------------- */
+const bit<9>  CPU_PORT = 255;               /* simple_switch_grpc --cpu-port 255 */
+const bit<32> LOOP_SESSION = 100;           /* clone session feeding the recirculation loop */
+const bit<16> REPLAY_UDP_PORT = 45000;
+
+/* --- wire protocol (docs/protocol.md) ----------------------------------- */
+const bit<8> REPLAY_VERSION = 1;
+
+const bit<8> OP_INSERT    = 1;
+const bit<8> OP_SAMPLE    = 2;
+const bit<8> OP_UPDATE    = 3;
+const bit<8> OP_READ      = 4;   /* CPU port only */
+const bit<8> OP_WRITE     = 5;   /* CPU port only */
+const bit<8> OP_RESET     = 6;   /* CPU port only */
+const bit<8> OP_GET_STATE = 7;   /* CPU port only */
+const bit<8> OP_SET_STATE = 8;   /* CPU port only */
+const bit<8> OP_LAST      = 8;
+
+const bit<8> FLAG_REPLY        = 0x01;
+const bit<8> FLAG_ACK          = 0x02;
+const bit<8> FLAG_HAS_PRIORITY = 0x04;
+const bit<8> FLAG_MODE_MASK    = 0x30;   /* bits 4-5: sampling mode */
+const bit<8> FLAGS_RESERVED    = 0xC8;   /* must be zero */
+
+const bit<8> MODE_DEFAULT     = 0;
+const bit<8> MODE_UNIFORM     = 1;
+const bit<8> MODE_PRIORITIZED = 2;
+
+const bit<8> STATUS_OK              = 0;
+const bit<8> STATUS_UNKNOWN_TABLE   = 1;
+const bit<8> STATUS_DISABLED        = 2;
+const bit<8> STATUS_BELOW_MIN_SIZE  = 3;
+const bit<8> STATUS_BATCH_TOO_LARGE = 4;
+const bit<8> STATUS_MALFORMED       = 5;
+const bit<8> STATUS_TRUNCATED       = 6;
+const bit<8> STATUS_UNKNOWN_OP      = 7;
+const bit<8> STATUS_BAD_SLOT        = 8;
+const bit<8> STATUS_DENIED          = 9;
+const bit<8> STATUS_STALE           = 10;
+const bit<8> STATUS_EMPTY           = 11;
+
+/* ACL permission bits (action parameter of replay_acl). */
+const bit<8> ALLOW_INSERT = 0x01;
+const bit<8> ALLOW_SAMPLE = 0x02;
+const bit<8> ALLOW_UPDATE = 0x04;
+
+/* Request counters: index = table_bucket << 8 | op << 4 | status.
+ * table_bucket NUM_TABLES collects requests naming no valid table. */
+#define STATS_SIZE ((NUM_TABLES + 1) * 256)
+
+/* Reply sizes in bytes (Ethernet + IPv4 + UDP + replay header [+ payload]). */
+const bit<16> REPLAY_HDR_BYTES = 36;
+const bit<16> PAYLOAD_BYTES = 64;          /* PAYLOAD_WORDS * 4 */
+
+/* v1model instance types as bmv2 numbers them. */
+const bit<32> INSTANCE_NORMAL        = 0;
+const bit<32> INSTANCE_INGRESS_CLONE = 1;
+const bit<32> INSTANCE_REPLICATION   = 5;
+
+#endif

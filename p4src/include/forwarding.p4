@@ -1,0 +1,101 @@
+/*
+ * forwarding.p4 -- everything that is not replay: IPv4 forwarding, ARP
+ * answered by the switch, and the parameter broadcast group.
+ */
+#ifndef REPLAY_FORWARDING_P4
+#define REPLAY_FORWARDING_P4
+
+/* IPv4 forwarding by table entries the controller installs. Packets are sent
+ * untouched (no TTL or MAC rewrite): hosts learn each other's real MACs from
+ * the ARP responder. ipv4_lpm also carries the broadcast group address, whose
+ * action hands the packet to a multicast group. */
+control Ipv4Forwarding(inout headers_t hdr,
+                       inout metadata_t meta,
+                       inout standard_metadata_t std) {
+    action drop() {
+        mark_to_drop(std);
+    }
+
+    action forward(bit<9> port) {
+        std.egress_spec = port;
+    }
+
+    action broadcast(bit<16> group) {
+        std.mcast_grp = group;
+    }
+
+    table ipv4_lpm {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { forward; broadcast; drop; }
+        default_action = drop();
+        size = 1024;
+    }
+
+    apply {
+        ipv4_lpm.apply();
+    }
+}
+
+/* Proxy ARP: the switch answers requests for every address in arp_responder
+ * (each host and the replay VIP), so no host needs static ARP entries. */
+control ArpResponder(inout headers_t hdr,
+                     inout metadata_t meta,
+                     inout standard_metadata_t std) {
+    action drop() {
+        mark_to_drop(std);
+    }
+
+    action answer(bit<48> mac) {
+        hdr.ethernet.dst_addr = hdr.arp.sha;
+        hdr.ethernet.src_addr = mac;
+        hdr.arp.oper = 2;
+        hdr.arp.tha = hdr.arp.sha;
+        hdr.arp.sha = mac;
+        bit<32> requester = hdr.arp.spa;
+        hdr.arp.spa = hdr.arp.tpa;
+        hdr.arp.tpa = requester;
+        std.egress_spec = std.ingress_port;
+    }
+
+    table arp_responder {
+        key = { hdr.arp.tpa : exact; }
+        actions = { answer; drop; }
+        default_action = drop();
+        size = 1024;
+    }
+
+    apply {
+        if (hdr.arp.oper == 1) {
+            arp_responder.apply();
+        } else {
+            mark_to_drop(std);
+        }
+    }
+}
+
+/* Egress: each copy of a broadcast is readdressed to the host on its port, so
+ * actors receive it as ordinary unicast UDP. The UDP checksum covered the old
+ * destination, so it is cleared (0 = none, allowed in IPv4). */
+control BroadcastRewrite(inout headers_t hdr,
+                         inout metadata_t meta,
+                         inout standard_metadata_t std) {
+    action readdress(bit<48> mac, bit<32> ip) {
+        hdr.ethernet.dst_addr = mac;
+        hdr.ipv4.dst_addr = ip;
+        meta.ip_rewritten = 1;
+        hdr.udp.checksum = 0;
+    }
+
+    table broadcast_rewrite {
+        key = { std.egress_port : exact; }
+        actions = { readdress; NoAction; }
+        default_action = NoAction();
+        size = 512;
+    }
+
+    apply {
+        broadcast_rewrite.apply();
+    }
+}
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * headers.p4 -- header layouts and per-packet metadata.
+ *
+ * Replay packets are UDP datagrams to the replay VIP on REPLAY_UDP_PORT:
+ *
+ *   Ethernet | IPv4 (IHL 5) | UDP | replay_h (36 B) | replay_payload_h (64 B)?
+ *
+ * replay_payload_h is present in INSERT and WRITE requests and in SAMPLE and
+ * READ replies. Packets to or from the CPU port carry a 2-byte controller
+ * header in front of Ethernet (packet_out from the controller, packet_in to it).
+ * docs/protocol.md is the normative description of every field.
+ */
+#ifndef REPLAY_HEADERS_P4
+#define REPLAY_HEADERS_P4
+
+/* One entry per payload word: X(i) for i in 0 .. PAYLOAD_WORDS-1. */
+#define FOR_EACH_WORD(X) \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) \
+    X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+
+@controller_header("packet_out")
+header packet_out_h {
+    bit<9> egress_port;      /* 0: run the frame through the pipeline */
+    bit<7> _pad;
+}
+
+@controller_header("packet_in")
+header packet_in_h {
+    bit<9> ingress_port;     /* port the original request came in on */
+    bit<7> _pad;
+}
+
+header ethernet_h {
+    bit<48> dst_addr;
+    bit<48> src_addr;
+    bit<16> ether_type;
+}
+
+header arp_h {
+    bit<16> htype;
+    bit<16> ptype;
+    bit<8>  hlen;
+    bit<8>  plen;
+    bit<16> oper;
+    bit<48> sha;
+    bit<32> spa;
+    bit<48> tha;
+    bit<32> tpa;
+}
+
+header ipv4_h {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<8>  diffserv;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> frag_offset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdr_checksum;
+    bit<32> src_addr;
+    bit<32> dst_addr;
+}
+
+header udp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+/* The replay header: requests and replies share it (FLAG_REPLY tells). */
+header replay_h {
+    bit<8>  version;         /* REPLAY_VERSION */
+    bit<8>  op;              /* OP_* */
+    bit<8>  flags;           /* FLAG_*; mode in bits 4-5 */
+    bit<8>  status;          /* STATUS_* in replies, 0 in requests */
+    bit<8>  table_id;
+    bit<8>  count;           /* SAMPLE: batch size n */
+    bit<8>  index;           /* SAMPLE reply: 0 .. n-1 */
+    bit<8>  reserved;        /* must be 0 */
+    bit<32> request_id;      /* echoed in every reply */
+    bit<32> slot;
+    bit<32> stamp;           /* insert sequence number of the slot's experience */
+    bit<32> priority;        /* Q16.16 */
+    bit<32> size;            /* reply: experiences stored in the table */
+    bit<64> total;           /* reply: sum of the table's priorities (Q16.16) */
+}
+
+#define DECLARE_WORD(i) bit<32> w##i;
+header replay_payload_h {
+    FOR_EACH_WORD(DECLARE_WORD)
+}
+
+struct headers_t {
+    packet_out_h     packet_out;
+    packet_in_h      packet_in;
+    ethernet_h       ethernet;
+    arp_h            arp;
+    ipv4_h           ipv4;
+    udp_h            udp;
+    replay_h         replay;
+    replay_payload_h payload;
+}
+
+/* Field list preserved across the SAMPLE / RESET recirculation loop. */
+#define FL_LOOP 1
+
+struct metadata_t {
+    /* preserved by clone and recirculate */
+    @field_list(FL_LOOP) bit<16> loop_index;  /* replies sent / slots swept so far */
+    @field_list(FL_LOOP) bit<1>  from_cpu;    /* request came in on the CPU port */
+    @field_list(FL_LOOP) bit<9>  orig_port;   /* port of the original request */
+
+    /* per pass */
+    bit<1>  is_request;      /* a replay request addressed to the VIP */
+    bit<1>  send_reply;      /* turn this packet into a reply */
+    bit<1>  loop_again;      /* clone into the recirculation loop */
+    bit<1>  ip_rewritten;    /* recompute the IPv4 checksum on the way out */
+    bit<8>  status;
+    bit<8>  mode;            /* resolved sampling mode */
+    bit<8>  table_bucket;    /* table id for the counters */
+
+    /* table configuration (replay_table_config) */
+    bit<1>  enabled;
+    bit<32> capacity;
+    bit<32> min_size;
+    bit<8>  max_batch;
+    bit<8>  default_mode;
+    bit<8>  allowed_ops;     /* replay_acl */
+    bit<48> vip_mac;
+
+    /* ring and tree state read this pass */
+    bit<32> size;
+    bit<64> total;
+    bit<32> slot;
+    bit<32> stamp;
+    bit<32> priority;
+}
+
+#endif
