@@ -1,0 +1,183 @@
+"""The compiled data plane: where its artifacts live, how they are built, and
+whether they still match the P4 sources they came from.
+
+`make p4` runs ``python -m bmv2.artifacts build``; the test suite runs
+``check`` (and, where p4c is installed, recompiles into a temporary folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+P4SRC = REPO / "p4src"
+BUILD = P4SRC / "build"
+MAIN_P4 = P4SRC / "replay.p4"
+BMV2_JSON = BUILD / "replay.json"
+P4INFO = BUILD / "replay.p4info.txtpb"
+MANIFEST = BUILD / "manifest.json"
+
+P4C_ENV = "P4C"
+P4C_NAMES = ("p4c-bm2-ss",)
+P4C_EXTRA_PATHS = ("/opt/p4/install/bin", "/usr/local/bin", "/usr/bin")
+
+
+class ToolchainMissing(RuntimeError):
+    """p4c (or bmv2) is not installed where we look for it."""
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """Paths of one compiled program."""
+
+    bmv2_json: Path
+    p4info: Path
+
+
+DEFAULT = Artifacts(BMV2_JSON, P4INFO)
+
+
+def p4_sources(root: Path = P4SRC) -> list[Path]:
+    """Every P4 source of the program, sorted, build outputs excluded."""
+    return sorted(p for p in root.rglob("*.p4") if BUILD not in p.parents)
+
+
+def source_digest(root: Path = P4SRC) -> str:
+    """sha256 over the relative path and bytes of every P4 source."""
+    h = hashlib.sha256()
+    for path in p4_sources(root):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def find_p4c() -> Path:
+    """Locate p4c-bm2-ss ($P4C, then PATH, then /opt/p4/install/bin)."""
+    if os.environ.get(P4C_ENV):
+        path = Path(os.environ[P4C_ENV])
+        if path.is_file():
+            return path
+        raise ToolchainMissing(f"${P4C_ENV}={path} does not exist")
+    for name in P4C_NAMES:
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+        for extra in P4C_EXTRA_PATHS:
+            candidate = Path(extra) / name
+            if candidate.is_file():
+                return candidate
+    raise ToolchainMissing(
+        "p4c-bm2-ss not found: install p4c (see README, 'Installing p4c and bmv2') "
+        f"or set ${P4C_ENV}"
+    )
+
+
+def p4c_version(p4c: Path) -> str:
+    out = subprocess.run([str(p4c), "--version"], capture_output=True, text=True, check=False)
+    return (out.stdout or out.stderr).strip().splitlines()[-1] if (out.stdout or out.stderr) else ""
+
+
+def compile_program(out_dir: Path, p4c: Path | None = None, main: Path = MAIN_P4) -> Artifacts:
+    """Compile `main` with p4c-bm2-ss into out_dir; raise with p4c's output on failure."""
+    p4c = p4c or find_p4c()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arts = Artifacts(out_dir / "replay.json", out_dir / "replay.p4info.txtpb")
+    cmd = [str(p4c), "--std", "p4-16", "--arch", "v1model",
+           "--p4runtime-files", str(arts.p4info), "-o", str(arts.bmv2_json), str(main)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"p4c failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    if proc.stderr.strip():
+        print(proc.stderr.strip(), file=sys.stderr)
+    _normalize_json(arts.bmv2_json, main.parent)
+    return arts
+
+
+def _normalize_json(path: Path, src_root: Path) -> None:
+    """Make source paths in the JSON relative so builds are reproducible anywhere."""
+    text = path.read_text()
+    text = text.replace(str(src_root.resolve()) + "/", "").replace(str(src_root) + "/", "")
+    program = json.loads(text)
+    path.write_text(json.dumps(program, indent=1, sort_keys=False) + "\n")
+
+
+def build() -> dict:
+    """Compile p4src/ into p4src/build/ and write the manifest."""
+    p4c = find_p4c()
+    print(f"[p4] compiling {MAIN_P4.relative_to(REPO)} with {p4c}", flush=True)
+    compile_program(BUILD, p4c)
+    manifest = {
+        "sources_sha256": source_digest(),
+        "sources": [p.relative_to(P4SRC).as_posix() for p in p4_sources()],
+        "p4c": p4c_version(p4c),
+        "bmv2_json_sha256": file_digest(BMV2_JSON),
+        "p4info_sha256": file_digest(P4INFO),
+    }
+    MANIFEST.write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"[p4] wrote {BMV2_JSON.relative_to(REPO)}, {P4INFO.relative_to(REPO)}, "
+          f"{MANIFEST.relative_to(REPO)}", flush=True)
+    return manifest
+
+
+def check() -> list[str]:
+    """Problems that make the committed artifacts untrustworthy (empty = fine)."""
+    if not MANIFEST.exists():
+        return [f"{MANIFEST.relative_to(REPO)} is missing: run `make p4`"]
+    manifest = json.loads(MANIFEST.read_text())
+    problems = []
+    if manifest.get("sources_sha256") != source_digest():
+        problems.append("P4 sources changed since the artifacts were compiled: run `make p4`")
+    for key, path in (("bmv2_json_sha256", BMV2_JSON), ("p4info_sha256", P4INFO)):
+        if not path.exists():
+            problems.append(f"{path.relative_to(REPO)} is missing: run `make p4`")
+        elif manifest.get(key) != file_digest(path):
+            problems.append(f"{path.relative_to(REPO)} was edited after compilation")
+    return problems
+
+
+def recompile_matches() -> list[str]:
+    """Recompile into a temporary folder and compare with the committed artifacts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        arts = compile_program(Path(tmp))
+        problems = []
+        if json.loads(arts.bmv2_json.read_text()) != json.loads(BMV2_JSON.read_text()):
+            problems.append("recompiled bmv2 JSON differs from p4src/build/replay.json")
+        if arts.p4info.read_text() != P4INFO.read_text():
+            problems.append("recompiled P4Info differs from p4src/build/replay.p4info.txtpb")
+        return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("command", choices=["build", "check"])
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            build()
+            return 0
+        problems = check()
+    except ToolchainMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if not problems:
+        print("p4src/build matches the P4 sources")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
