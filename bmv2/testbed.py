@@ -1,0 +1,121 @@
+"""The namespace testbed: one network namespace per configured host, a veth
+from each to the switch, the switch process (bmv2 or the Python switch) in the
+root namespace, and the controller's deploy of the config. Torn down on exit,
+error or signal, leaving no namespaces, links or processes behind."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
+from bmv2.netns import Namespace, VethPair, cleanup_prefix, configure_host, ip
+from controller.config import Config
+from controller.deploy import DeployReport, deploy
+from controller.p4runtime_session import P4RuntimeSession
+
+PREFIX = "p4r"
+
+
+def _tag() -> str:
+    return f"{os.getpid() % 100000:05d}"
+
+
+@dataclass
+class Testbed:
+    """Hosts in namespaces around one switch, deployed from a Config."""
+
+    __test__ = False  # not a pytest test class
+
+    config: Config
+    switch_kind: str = "auto"
+    ip_stack: bool = True          # give hosts addresses (False: raw frames only)
+    log_dir: Path | None = None
+    tag: str = field(default_factory=_tag)
+    switch: SwitchProcess | None = None
+    session: P4RuntimeSession | None = None
+    deploy_report: DeployReport | None = None
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    links: list[VethPair] = field(default_factory=list)
+
+    def ns_name(self, host: str) -> str:
+        return f"{PREFIX}{self.tag}-{host}"
+
+    def switch_iface(self, port: int) -> str:
+        return f"{PREFIX}{self.tag}s{port}"
+
+    def host_iface(self, host: str) -> str:
+        return f"{PREFIX}{self.tag}h{self.config.host(host).port}"
+
+    def start(self) -> Testbed:
+        """Create everything; on any failure tear down what was made and re-raise."""
+        kind = resolve_kind(self.switch_kind)
+        try:
+            self._create_hosts()
+            grpc_addr = f"127.0.0.1:{free_tcp_port()}"
+            switch_cfg = replace(self.config.switch, address=grpc_addr)
+            self.config = replace(self.config, switch=switch_cfg)
+            log = self.log_dir / f"switch-{kind}.log" if self.log_dir else None
+            if self.log_dir:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+            self.switch = SwitchProcess(
+                kind, {h.port: self.switch_iface(h.port) for h in self.config.hosts},
+                grpc_addr=grpc_addr, device_id=self.config.switch.device_id,
+                cpu_port=self.config.switch.cpu_port, log_path=log).start()
+            self.session = P4RuntimeSession(grpc_addr, self.config.switch.device_id,
+                                            election_id=10, timeout=10).connect()
+            self.deploy_report = deploy(self.session, self.config)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _create_hosts(self) -> None:
+        for h in self.config.hosts:
+            ns = Namespace(self.ns_name(h.name)).create()
+            self.namespaces[h.name] = ns
+            pair = VethPair(self.switch_iface(h.port), self.host_iface(h.name),
+                            None, ns.name).create()
+            self.links.append(pair)
+            if self.ip_stack:
+                configure_host(ns.name, self.host_iface(h.name), f"{h.ip}/15", h.mac)
+            else:
+                ip("link", "set", self.host_iface(h.name), "address", h.mac, ns=ns.name)
+                ip("link", "set", self.host_iface(h.name), "up", ns=ns.name)
+
+    def exec_prefix(self, host: str) -> list[str]:
+        return self.namespaces[host].exec_prefix()
+
+    def stop(self) -> None:
+        """Tear everything down (safe to call twice, and after a partial start)."""
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        if self.switch is not None:
+            self.switch.stop()
+            self.switch = None
+        for pair in self.links:
+            pair.delete()
+        self.links.clear()
+        for ns in self.namespaces.values():
+            ns.delete()
+        self.namespaces.clear()
+        cleanup_prefix(f"{PREFIX}{self.tag}-")
+
+    def __enter__(self) -> Testbed:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
+    """Poll `predicate` until true or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())

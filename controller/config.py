@@ -1,0 +1,299 @@
+"""The declarative switch configuration (one YAML file), validated with errors
+that name the file, line and field. docs/config.md describes every field."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, REPLAY_UDP_PORT, Mode
+
+MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
+OPS = {"insert": 0x01, "sample": 0x02, "update": 0x04}
+MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
+ROLES = ("learner", "actor", "replay_server", "host")
+MAX_PORT = 510
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used, naming where and why."""
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    ip: str
+    mac: str
+    port: int
+    role: str = "host"
+
+
+@dataclass(frozen=True)
+class ReplayTable:
+    id: int
+    capacity: int = NUM_SLOTS
+    min_size: int = 1
+    max_batch: int = 128
+    mode: str = "prioritized"
+    enabled: bool = True
+
+    @property
+    def mode_code(self) -> int:
+        return int(MODES[self.mode])
+
+
+@dataclass(frozen=True)
+class AclRule:
+    host: str
+    table: int
+    ops: tuple[str, ...]
+
+    @property
+    def mask(self) -> int:
+        mask = 0
+        for op in self.ops:
+            mask |= OPS[op]
+        return mask
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    address: str
+    group: int = 1
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SwitchConfig:
+    address: str = "127.0.0.1:9559"
+    device_id: int = 0
+    cpu_port: int = 255
+    loop_port: int = 510
+    loop_session: int = 100
+
+
+@dataclass(frozen=True)
+class Config:
+    switch: SwitchConfig
+    vip: str
+    vip_mac: str
+    hosts: tuple[Host, ...]
+    tables: tuple[ReplayTable, ...]
+    acl: tuple[AclRule, ...] = ()
+    broadcast: Broadcast | None = None
+    source: str = field(default="<config>", compare=False)
+
+    def host(self, name: str) -> Host:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise ConfigError(f"{self.source}: no host named '{name}'")
+
+    def table(self, table_id: int) -> ReplayTable:
+        for t in self.tables:
+            if t.id == table_id:
+                return t
+        raise ConfigError(f"{self.source}: no replay table {table_id}")
+
+
+class _Node:
+    """A YAML mapping with line numbers, for error messages."""
+
+    def __init__(self, node: yaml.Node, source: str, path: str) -> None:
+        self.node, self.source, self.path = node, source, path
+
+    def where(self, node: yaml.Node | None = None) -> str:
+        mark = (node or self.node).start_mark
+        return f"{self.source}:{mark.line + 1}"
+
+    def fail(self, key: str, message: str, node: yaml.Node | None = None) -> ConfigError:
+        name = f"{self.path}.{key}" if self.path else key
+        return ConfigError(f"{self.where(node)}: {name}: {message}")
+
+    def mapping(self) -> dict[str, tuple[yaml.Node, Any]]:
+        if not isinstance(self.node, yaml.MappingNode):
+            raise ConfigError(f"{self.where()}: {self.path or 'config'}: expected a mapping")
+        out = {}
+        for key_node, value_node in self.node.value:
+            out[key_node.value] = (value_node, yaml.safe_load(yaml.serialize(value_node)))
+        return out
+
+
+def _fields(node: _Node, allowed: dict[str, type], required: tuple[str, ...]) -> dict[str, Any]:
+    items = node.mapping()
+    for key, (value_node, _) in items.items():
+        if key not in allowed:
+            raise node.fail(key, f"unknown field (allowed: {', '.join(allowed)})", value_node)
+    for key in required:
+        if key not in items:
+            raise ConfigError(f"{node.where()}: {node.path or 'config'}: missing field '{key}'")
+    out = {}
+    for key, (value_node, value) in items.items():
+        kind = allowed[key]
+        if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+            raise node.fail(key, f"expected an integer, got {value!r}", value_node)
+        if kind is bool and not isinstance(value, bool):
+            raise node.fail(key, f"expected true or false, got {value!r}", value_node)
+        if kind is str and not isinstance(value, str):
+            raise node.fail(key, f"expected a string, got {value!r}", value_node)
+        if kind is list and not isinstance(value, list):
+            raise node.fail(key, f"expected a list, got {value!r}", value_node)
+        out[key] = (value_node, value)
+    return out
+
+
+def _check(cond: bool, node: _Node, key: str, message: str, value_node: yaml.Node) -> None:
+    if not cond:
+        raise node.fail(key, message, value_node)
+
+
+def _ipv4(node: _Node, key: str, value_node: yaml.Node, value: str) -> str:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        raise node.fail(key, f"'{value}' is not an IPv4 address", value_node) from None
+    return value
+
+
+def _mac(node: _Node, key: str, value_node: yaml.Node, value: str) -> str:
+    _check(bool(MAC_RE.match(value)), node, key, f"'{value}' is not a MAC address", value_node)
+    return value.lower()
+
+
+def _items(parent: _Node, key: str, value_node: yaml.Node) -> list[_Node]:
+    if not isinstance(value_node, yaml.SequenceNode):
+        raise parent.fail(key, "expected a list", value_node)
+    return [_Node(n, parent.source, f"{key}[{i}]") for i, n in enumerate(value_node.value)]
+
+
+def _switch(node: _Node) -> SwitchConfig:
+    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "loop_port": int,
+                       "loop_session": int}, ())
+    kwargs = {k: v for k, (_, v) in f.items()}
+    for key in ("cpu_port", "loop_port"):
+        if key in f:
+            _check(0 < f[key][1] <= 511, node, key, "must be a port number 1..511", f[key][0])
+    if "address" in f:
+        _check(":" in f["address"][1], node, "address", "expected HOST:PORT", f["address"][0])
+    return SwitchConfig(**kwargs)
+
+
+def _host(node: _Node) -> Host:
+    f = _fields(node, {"name": str, "ip": str, "mac": str, "port": int, "role": str},
+                ("name", "ip", "mac", "port"))
+    ip = _ipv4(node, "ip", *f["ip"])
+    mac = _mac(node, "mac", *f["mac"])
+    port_node, port = f["port"]
+    _check(1 <= port <= MAX_PORT, node, "port", f"must be 1..{MAX_PORT}", port_node)
+    role = f.get("role", (None, "host"))[1]
+    if "role" in f:
+        _check(role in ROLES, node, "role", f"'{role}' is not one of {', '.join(ROLES)}",
+               f["role"][0])
+    return Host(f["name"][1], ip, mac, port, role)
+
+
+def _table(node: _Node) -> ReplayTable:
+    f = _fields(node, {"id": int, "capacity": int, "min_size": int, "max_batch": int,
+                       "mode": str, "enabled": bool}, ("id",))
+    kwargs = {k: v for k, (_, v) in f.items()}
+    t = ReplayTable(**kwargs)
+    _check(0 <= t.id < NUM_TABLES, node, "id", f"must be 0..{NUM_TABLES - 1}", f["id"][0])
+    if "capacity" in f:
+        _check(1 <= t.capacity <= NUM_SLOTS, node, "capacity", f"must be 1..{NUM_SLOTS}",
+               f["capacity"][0])
+    if "min_size" in f:
+        _check(0 <= t.min_size <= t.capacity, node, "min_size", "must be 0..capacity",
+               f["min_size"][0])
+    if "max_batch" in f:
+        _check(1 <= t.max_batch <= MAX_BATCH, node, "max_batch", f"must be 1..{MAX_BATCH}",
+               f["max_batch"][0])
+    if "mode" in f:
+        _check(t.mode in MODES, node, "mode", f"'{t.mode}' is not one of {', '.join(MODES)}",
+               f["mode"][0])
+    return t
+
+
+def parse(text: str, source: str = "<config>") -> Config:
+    """Parse and validate a configuration document."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    if root is None:
+        raise ConfigError(f"{source}: the file is empty")
+    top = _Node(root, source, "")
+    f = _fields(top, {"switch": dict, "replay": dict, "hosts": list, "tables": list,
+                      "acl": list, "broadcast": dict}, ("replay", "hosts", "tables"))
+    switch = _switch(_Node(f["switch"][0], source, "switch")) if "switch" in f else SwitchConfig()
+
+    replay = _Node(f["replay"][0], source, "replay")
+    rf = _fields(replay, {"vip": str, "vip_mac": str, "udp_port": int}, ("vip", "vip_mac"))
+    vip = _ipv4(replay, "vip", *rf["vip"])
+    vip_mac = _mac(replay, "vip_mac", *rf["vip_mac"])
+    if "udp_port" in rf:
+        _check(rf["udp_port"][1] == REPLAY_UDP_PORT, replay, "udp_port",
+               f"the data plane listens on {REPLAY_UDP_PORT} (a compile-time constant)",
+               rf["udp_port"][0])
+
+    hosts = [_host(n) for n in _items(top, "hosts", f["hosts"][0])]
+    seen: dict[str, str] = {}
+    for n, h in zip(_items(top, "hosts", f["hosts"][0]), hosts, strict=True):
+        for key, value in (("name", h.name), ("ip", h.ip), ("mac", h.mac), ("port", str(h.port))):
+            tag = f"{key}={value}"
+            if tag in seen:
+                raise n.fail(key, f"'{value}' is already used by host {seen[tag]}", n.node)
+            seen[tag] = h.name
+        if h.ip == vip:
+            raise n.fail("ip", "a host cannot use the replay VIP", n.node)
+        if h.port == switch.cpu_port or h.port == switch.loop_port:
+            raise n.fail("port", "the CPU and loop ports cannot be host ports", n.node)
+
+    tables = [_table(n) for n in _items(top, "tables", f["tables"][0])]
+    ids = [t.id for t in tables]
+    if len(set(ids)) != len(ids):
+        raise top.fail("tables", f"duplicate table id in {ids}", f["tables"][0])
+
+    names = {h.name for h in hosts}
+    acl = []
+    for n in _items(top, "acl", f["acl"][0]) if "acl" in f else []:
+        af = _fields(n, {"host": str, "table": int, "ops": list}, ("host", "table", "ops"))
+        _check(af["host"][1] in names, n, "host", f"no host named '{af['host'][1]}'", af["host"][0])
+        _check(af["table"][1] in ids, n, "table", f"no replay table {af['table'][1]}",
+               af["table"][0])
+        ops = af["ops"][1]
+        bad = [op for op in ops if op not in OPS]
+        _check(not bad and bool(ops), n, "ops", f"ops must be a non-empty list of "
+               f"{', '.join(OPS)} (got {ops})", af["ops"][0])
+        acl.append(AclRule(af["host"][1], af["table"][1], tuple(ops)))
+
+    broadcast = None
+    if "broadcast" in f:
+        bn = _Node(f["broadcast"][0], source, "broadcast")
+        bf = _fields(bn, {"address": str, "group": int, "members": list}, ("address",))
+        address = _ipv4(bn, "address", *bf["address"])
+        members = tuple(bf["members"][1]) if "members" in bf else tuple(
+            h.name for h in hosts if h.role == "actor")
+        for m in members:
+            _check(m in names, bn, "members", f"no host named '{m}'",
+                   bf.get("members", bf["address"])[0])
+        group = bf["group"][1] if "group" in bf else 1
+        _check(1 <= group <= 65535, bn, "group", "must be 1..65535",
+               bf.get("group", bf["address"])[0])
+        broadcast = Broadcast(address, group, members)
+
+    return Config(switch, vip, vip_mac, tuple(hosts), tuple(tables), tuple(acl), broadcast, source)
+
+
+def load(path: str | Path) -> Config:
+    """Read and validate a configuration file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse(text, str(path))

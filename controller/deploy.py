@@ -1,0 +1,193 @@
+"""Deploy a Config onto a switch: push the pipeline if needed, then make the
+switch's entries, multicast groups and clone sessions equal to the config's,
+changing only what differs (a second deploy of the same config changes nothing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bmv2.artifacts import DEFAULT, Artifacts
+from controller.config import Config
+from controller.p4info import decode_value
+from controller.p4runtime_proto import p4runtime_pb2
+from controller.p4runtime_session import P4RuntimeSession
+
+P = "ReplayIngress."
+TABLES = {
+    "ipv4": P + "ipv4.ipv4_lpm",
+    "arp": P + "arp.arp_responder",
+    "vip": P + "replay_vip",
+    "config": P + "replay.replay_table_config",
+    "acl": P + "replay.replay_acl",
+    "rewrite": "ReplayEgress.broadcast.broadcast_rewrite",
+}
+MANAGED_TABLES = tuple(TABLES.values())
+
+
+@dataclass
+class DeployReport:
+    """What a deploy changed."""
+
+    pipeline_pushed: bool = False
+    inserted: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.pipeline_pushed or bool(self.inserted or self.modified or self.deleted)
+
+    def summary(self) -> str:
+        if not self.changed:
+            return "switch already matches the config: nothing changed"
+        parts = []
+        if self.pipeline_pushed:
+            parts.append("pipeline pushed")
+        for name, items in (("inserted", self.inserted), ("modified", self.modified),
+                            ("deleted", self.deleted)):
+            if items:
+                parts.append(f"{len(items)} {name}")
+        return ", ".join(parts)
+
+
+def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2.Entity]:
+    """Every table entry the config asks for."""
+    e = session.table_entry
+    out = []
+    for h in cfg.hosts:
+        out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (h.ip, 32)}, P + "ipv4.forward",
+                     {"port": h.port}))
+        out.append(e(TABLES["arp"], {"hdr.arp.tpa": h.ip}, P + "arp.answer", {"mac": h.mac}))
+    out.append(e(TABLES["arp"], {"hdr.arp.tpa": cfg.vip}, P + "arp.answer", {"mac": cfg.vip_mac}))
+    out.append(e(TABLES["vip"], {"hdr.ipv4.dst_addr": cfg.vip}, P + "replay_vip_hit"))
+    for t in cfg.tables:
+        out.append(e(TABLES["config"], {"hdr.replay.table_id": t.id}, P + "replay.configure",
+                     {"enabled": int(t.enabled), "capacity": t.capacity, "min_size": t.min_size,
+                      "max_batch": t.max_batch, "default_mode": t.mode_code}))
+    masks: dict[tuple[str, int], int] = {}
+    for rule in cfg.acl:
+        key = (cfg.host(rule.host).ip, rule.table)
+        masks[key] = masks.get(key, 0) | rule.mask
+    for (ip, table), mask in sorted(masks.items()):
+        out.append(e(TABLES["acl"], {"hdr.ipv4.src_addr": ip, "hdr.replay.table_id": table},
+                     P + "replay.allow", {"ops": mask}))
+    if cfg.broadcast:
+        out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (cfg.broadcast.address, 32)},
+                     P + "ipv4.broadcast", {"group": cfg.broadcast.group}))
+        for name in cfg.broadcast.members:
+            h = cfg.host(name)
+            out.append(e(TABLES["rewrite"], {"std.egress_port": h.port},
+                         "ReplayEgress.broadcast.readdress", {"mac": h.mac, "ip": h.ip}))
+    return out
+
+
+def _match_key(entry: p4runtime_pb2.TableEntry) -> tuple:
+    fields = []
+    for fm in sorted(entry.match, key=lambda m: m.field_id):
+        kind = fm.WhichOneof("field_match_type")
+        msg = getattr(fm, kind)
+        values = tuple(decode_value(v) if isinstance(v, bytes) else v for _, v in msg.ListFields())
+        fields.append((fm.field_id, kind, *values))
+    return (entry.table_id, entry.priority, tuple(fields))
+
+
+def _action_key(entry: p4runtime_pb2.TableEntry) -> tuple:
+    a = entry.action.action
+    return (a.action_id, tuple(sorted((p.param_id, decode_value(p.value)) for p in a.params)))
+
+
+def _describe(session: P4RuntimeSession, entry: p4runtime_pb2.TableEntry) -> str:
+    return f"{session.p4info.name_of(entry.table_id)} {_match_key(entry)[2]}"
+
+
+def sync_tables(session: P4RuntimeSession, cfg: Config, report: DeployReport) -> None:
+    """Insert, modify and delete entries of the managed tables to match the config."""
+    desired = {_match_key(ent.table_entry): ent.table_entry for ent in table_entities(session, cfg)}
+    current = {}
+    for table in MANAGED_TABLES:
+        for entry in session.read_table(table):
+            if not entry.is_default_action:
+                current[_match_key(entry)] = entry
+    updates = []
+    for key, entry in desired.items():
+        have = current.get(key)
+        if have is None:
+            updates.append(session.update("insert", p4runtime_pb2.Entity(table_entry=entry)))
+            report.inserted.append(_describe(session, entry))
+        elif _action_key(have) != _action_key(entry):
+            updates.append(session.update("modify", p4runtime_pb2.Entity(table_entry=entry)))
+            report.modified.append(_describe(session, entry))
+    for key, entry in current.items():
+        if key not in desired:
+            stripped = p4runtime_pb2.TableEntry(table_id=entry.table_id, priority=entry.priority)
+            stripped.match.extend(entry.match)
+            updates.append(session.update("delete", p4runtime_pb2.Entity(table_entry=stripped)))
+            report.deleted.append(_describe(session, entry))
+    session.write(updates)
+
+
+def _read_clone_sessions(session: P4RuntimeSession) -> dict[int, list[int]]:
+    entity = p4runtime_pb2.Entity()
+    entity.packet_replication_engine_entry.clone_session_entry.session_id = 0
+    out = {}
+    for ent in session.read([entity]):
+        cs = ent.packet_replication_engine_entry.clone_session_entry
+        out[cs.session_id] = sorted(r.egress_port or r.port for r in cs.replicas)
+    return out
+
+
+def sync_replication(session: P4RuntimeSession, cfg: Config, report: DeployReport) -> None:
+    """The loop clone session and the broadcast multicast group."""
+    loop = cfg.switch.loop_session
+    sessions = _read_clone_sessions(session)
+    if loop not in sessions:
+        session.clone_session(loop, [cfg.switch.loop_port])
+        report.inserted.append(f"clone session {loop}")
+    elif sessions[loop] != [cfg.switch.loop_port]:
+        session.clone_session(loop, [cfg.switch.loop_port], kind="modify")
+        report.modified.append(f"clone session {loop}")
+
+    groups = session.read_multicast_groups()
+    wanted = {}
+    if cfg.broadcast:
+        wanted[cfg.broadcast.group] = sorted(cfg.host(m).port for m in cfg.broadcast.members)
+    for gid, ports in wanted.items():
+        if gid not in groups:
+            session.multicast_group(gid, ports)
+            report.inserted.append(f"multicast group {gid}")
+        elif groups[gid] != ports:
+            session.multicast_group(gid, ports, kind="modify")
+            report.modified.append(f"multicast group {gid}")
+    for gid in groups:
+        if gid not in wanted:
+            session.multicast_group(gid, [], kind="delete")
+            report.deleted.append(f"multicast group {gid}")
+
+
+def ensure_pipeline(session: P4RuntimeSession, artifacts: Artifacts = DEFAULT) -> bool:
+    """Push the pipeline unless the switch already runs this P4Info; True if pushed."""
+    from controller.p4info import P4InfoIndex
+
+    wanted = P4InfoIndex.from_file(artifacts.p4info)
+    running = session.get_pipeline()
+    if running is not None and running.p4info == wanted.p4info:
+        session.p4info = wanted
+        return False
+    session.set_pipeline(artifacts.p4info, artifacts.bmv2_json)
+    return True
+
+
+def deploy(session: P4RuntimeSession, cfg: Config, artifacts: Artifacts = DEFAULT) -> DeployReport:
+    """Make the switch match `cfg`; return what changed."""
+    report = DeployReport(pipeline_pushed=ensure_pipeline(session, artifacts))
+    sync_tables(session, cfg, report)
+    sync_replication(session, cfg, report)
+    return report
+
+
+def artifacts_from(directory: str | Path | None) -> Artifacts:
+    if directory is None:
+        return DEFAULT
+    d = Path(directory)
+    return Artifacts(d / "replay.json", d / "replay.p4info.txtpb")
