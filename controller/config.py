@@ -197,24 +197,35 @@ def _host(node: _Node) -> Host:
     return Host(f["name"][1], ip, mac, port, role)
 
 
+def table_problems(t: ReplayTable) -> list[tuple[str, str]]:
+    """(field, problem) for every out-of-range field of a table config."""
+    problems = []
+    if not 0 <= t.id < NUM_TABLES:
+        problems.append(("id", f"must be 0..{NUM_TABLES - 1}"))
+    if not 1 <= t.capacity <= NUM_SLOTS:
+        problems.append(("capacity", f"must be 1..{NUM_SLOTS}"))
+    if not 0 <= t.min_size <= t.capacity:
+        problems.append(("min_size", "must be 0..capacity"))
+    if not 1 <= t.max_batch <= MAX_BATCH:
+        problems.append(("max_batch", f"must be 1..{MAX_BATCH}"))
+    if t.mode not in MODES:
+        problems.append(("mode", f"'{t.mode}' is not one of {', '.join(MODES)}"))
+    return problems
+
+
+def validate_table(t: ReplayTable, where: str) -> ReplayTable:
+    """Raise ConfigError naming the first bad field of a table config."""
+    for key, problem in table_problems(t):
+        raise ConfigError(f"{where}: {key}: {problem}")
+    return t
+
+
 def _table(node: _Node) -> ReplayTable:
     f = _fields(node, {"id": int, "capacity": int, "min_size": int, "max_batch": int,
                        "mode": str, "enabled": bool}, ("id",))
-    kwargs = {k: v for k, (_, v) in f.items()}
-    t = ReplayTable(**kwargs)
-    _check(0 <= t.id < NUM_TABLES, node, "id", f"must be 0..{NUM_TABLES - 1}", f["id"][0])
-    if "capacity" in f:
-        _check(1 <= t.capacity <= NUM_SLOTS, node, "capacity", f"must be 1..{NUM_SLOTS}",
-               f["capacity"][0])
-    if "min_size" in f:
-        _check(0 <= t.min_size <= t.capacity, node, "min_size", "must be 0..capacity",
-               f["min_size"][0])
-    if "max_batch" in f:
-        _check(1 <= t.max_batch <= MAX_BATCH, node, "max_batch", f"must be 1..{MAX_BATCH}",
-               f["max_batch"][0])
-    if "mode" in f:
-        _check(t.mode in MODES, node, "mode", f"'{t.mode}' is not one of {', '.join(MODES)}",
-               f["mode"][0])
+    t = ReplayTable(**{k: v for k, (_, v) in f.items()})
+    for key, problem in table_problems(t):
+        raise node.fail(key, problem, f.get(key, f["id"])[0])
     return t
 
 

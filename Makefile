@@ -1,0 +1,55 @@
+# In-network experience replay: the targets users expect.
+#   make setup   create .venv and install the project (Python 3.11)
+#   make p4      compile p4src/ with p4c into p4src/build/ (needs p4c)
+#   make test    the test suite (bmv2 tests skip when bmv2 is absent)
+#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
+#   make bench   benchmarks: in-network vs host replay server vs in-process
+#   make mininet the same roles as a Mininet topology (needs Mininet)
+#   make clean   remove build leftovers, caches and run outputs
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+SWITCH ?= auto
+BACKEND ?= switch
+ACTORS ?= 2
+ENV ?= CartPole-v1
+SEED ?= 1
+RUN_ARGS ?=
+BENCH_ARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: setup p4 test lint run bench mininet clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
+	@echo "[setup] creating $(VENV) and installing the project"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@touch $@
+
+p4: setup
+	$(BIN)/python -m bmv2.artifacts build
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+
+run: setup
+	$(BIN)/python -m agent.launch --backend $(BACKEND) --switch $(SWITCH) --actors $(ACTORS) \
+		--env $(ENV) --seed $(SEED) $(RUN_ARGS)
+
+bench: setup
+	$(BIN)/python -m agent.bench --switch $(SWITCH) $(BENCH_ARGS)
+
+mininet: setup
+	$(BIN)/python -m bmv2.mininet_topo --switch $(SWITCH) --actors $(ACTORS)
+
+clean:
+	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,66 @@
+"""Per-table statistics from the data plane's request counters and ring state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent import protocol
+from agent.protocol import Op, Status
+from controller.inband import InbandChannel
+from controller.p4runtime_session import P4RuntimeSession
+
+COUNTER = "ReplayIngress.replay.replay_requests"
+OTHER_TABLE = protocol.NUM_TABLES
+
+
+def counter_index(table: int, op: int, status: int) -> int:
+    """The replay_requests cell of (table, op, status); see docs/protocol.md."""
+    return (table << 8) | (op << 4) | status
+
+
+@dataclass
+class TableStats:
+    """Accepted and refused requests of one table, and what it holds."""
+
+    table: int
+    ok: dict[str, int] = field(default_factory=dict)          # op name -> accepted requests
+    refused: dict[str, int] = field(default_factory=dict)     # status name -> refused requests
+    size: int | None = None
+    total_priority: float | None = None
+    max_priority: float | None = None
+    inserted: int | None = None                              # insert sequence number
+
+    @property
+    def refused_total(self) -> int:
+        return sum(self.refused.values())
+
+    def as_dict(self) -> dict:
+        return {"table": self.table, "ok": self.ok, "refused": self.refused, "size": self.size,
+                "total_priority": self.total_priority, "max_priority": self.max_priority,
+                "inserted": self.inserted}
+
+
+def read_stats(session: P4RuntimeSession, tables: list[int],
+               inband: InbandChannel | None = None) -> dict[int, TableStats]:
+    """Stats for `tables` (and OTHER_TABLE for requests naming no valid table)."""
+    cells = session.read_counter(COUNTER)
+    out = {t: TableStats(t) for t in [*tables, OTHER_TABLE]}
+    for index, (packets, _bytes) in cells.items():
+        table, op, status = index >> 8, (index >> 4) & 0xF, index & 0xF
+        if table not in out or packets == 0:
+            continue
+        op_name = Op(op).name if op in Op._value2member_map_ else "UNKNOWN_OP"
+        if status == Status.OK:
+            out[table].ok[op_name] = out[table].ok.get(op_name, 0) + packets
+        else:
+            name = Status(status).name if status in Status._value2member_map_ else str(status)
+            out[table].refused[name] = out[table].refused.get(name, 0) + packets
+    if inband is not None:
+        for t in tables:
+            (state,) = inband.request(protocol.get_state(t))
+            if state.ok:
+                out[t].size = state.size
+                out[t].total_priority = protocol.fixed_to_priority(state.total)
+                out[t].max_priority = protocol.fixed_to_priority(state.priority)
+                out[t].inserted = state.stamp
+    return out

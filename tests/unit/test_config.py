@@ -1,0 +1,60 @@
+"""The declarative config: a good file loads, bad files name line and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller import config
+from controller.config import ConfigError
+
+GOOD = """\
+switch: {address: "127.0.0.1:9559", device_id: 0, cpu_port: 255}
+replay: {vip: 198.18.0.100, vip_mac: "02:00:00:00:00:64"}
+hosts:
+  - {name: learner, ip: 198.18.0.1, mac: "02:00:00:00:00:01", port: 1, role: learner}
+  - {name: actor1, ip: 198.18.0.2, mac: "02:00:00:00:00:02", port: 2, role: actor}
+tables:
+  - {id: 0, capacity: 1024, min_size: 32, max_batch: 64, mode: uniform}
+acl:
+  - {host: actor1, table: 0, ops: [insert]}
+  - {host: learner, table: 0, ops: [sample, update]}
+broadcast: {address: 198.19.255.255}
+"""
+
+
+def test_good_config_loads_with_defaults() -> None:
+    cfg = config.parse(GOOD)
+    assert cfg.host("actor1").port == 2
+    assert cfg.table(0).mode_code == 1 and cfg.table(0).enabled
+    assert cfg.acl[1].mask == 0x06
+    assert cfg.broadcast is not None and cfg.broadcast.members == ("actor1",)
+    assert cfg.switch.loop_session == 100
+
+
+@pytest.mark.parametrize(("old", "new", "where"), [
+    ("capacity: 1024", "capacity: 5000", ":7: tables[0].capacity: must be 1..4096"),
+    ("port: 2, role", "port: 1, role", ":5: hosts[1].port: '1' is already used by host learner"),
+    ("ip: 198.18.0.2", "ip: 198.18.0.999", ":5: hosts[1].ip: '198.18.0.999' is not an IPv4"),
+    ("ops: [insert]", "ops: [delete]", ":9: acl[0].ops: ops must be a non-empty list"),
+    ("host: actor1", "host: actor9", ":9: acl[0].host: no host named 'actor9'"),
+    ("mode: uniform", "mode: greedy", ":7: tables[0].mode: 'greedy' is not one of"),
+    ("device_id: 0", "device_id: zero", ":1: switch.device_id: expected an integer"),
+    ("role: actor}", "role: actor, colour: red}", ":5: hosts[1].colour: unknown field"),
+])
+def test_bad_config_names_line_and_field(old: str, new: str, where: str) -> None:
+    text = GOOD.replace(old, new)
+    assert text != GOOD
+    with pytest.raises(ConfigError) as err:
+        config.parse(text, "x.yaml")
+    assert f"x.yaml{where}" in str(err.value)
+
+
+def test_missing_sections_and_files_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="missing field 'tables'"):
+        config.parse("replay: {vip: 198.18.0.1, vip_mac: '02:00:00:00:00:01'}\nhosts: []\n")
+    with pytest.raises(ConfigError, match="cannot read"):
+        config.load(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        config.parse("hosts: [\n")
