@@ -25,18 +25,19 @@ control ReplyBuilder(inout headers_t hdr,
 
         if (!hdr.replay.isValid()) {   /* request too short to hold a header */
             hdr.replay.setValid();
-            hdr.replay.version = REPLAY_VERSION;
             hdr.replay.op = 0;
             hdr.replay.flags = 0;
             hdr.replay.table_id = 0;
             hdr.replay.count = 0;
-            hdr.replay.reserved = 0;
             hdr.replay.request_id = 0;
             hdr.replay.slot = 0;
             hdr.replay.stamp = 0;
             hdr.replay.priority = 0;
         }
-        hdr.replay.flags = hdr.replay.flags | FLAG_REPLY;
+        /* A reply is always well-formed v1, whatever the request was. */
+        hdr.replay.version = REPLAY_VERSION;
+        hdr.replay.reserved = 0;
+        hdr.replay.flags = (hdr.replay.flags & ~FLAGS_RESERVED) | FLAG_REPLY;
         hdr.replay.status = meta.status;
         hdr.replay.index = (bit<8>)meta.loop_index;
         hdr.replay.slot = meta.slot;

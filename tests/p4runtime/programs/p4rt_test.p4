@@ -111,13 +111,11 @@ control TestIngress(inout headers_t hdr, inout metadata_t meta,
         std.egress_spec = port;
     }
 
-    @tableonly
     action set_port_and_mac(bit<9> port, bit<48> mac) {
         std.egress_spec = port;
         hdr.ethernet.dst_addr = mac;
     }
 
-    @defaultonly
     action miss(bit<8> code) {
         scratch.write(0, (bit<32>)code);
     }
@@ -142,8 +140,8 @@ control TestIngress(inout headers_t hdr, inout metadata_t meta,
 
     table l2_exact {
         key = { hdr.ethernet.dst_addr : exact; }
-        actions = { set_port; set_port_and_mac; set_mcast; clone_and_forward;
-                    drop; miss; NoAction; }
+        actions = { set_port; @tableonly set_port_and_mac; set_mcast;
+                    clone_and_forward; drop; @defaultonly miss; NoAction; }
         default_action = NoAction();
         size = 64;
     }

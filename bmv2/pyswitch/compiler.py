@@ -1,0 +1,250 @@
+"""Generate and load the Python code of one program: parser, actions, controls, deparser.
+
+Everything the JSON describes becomes Python source that is exec'd once per
+program load; tables, registers and counters are objects the generated code
+reads through module globals (``T3``, ``D3``, ``R5``, ``CP0``/``CB0``, ``H2``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .controls import ControlGen
+from .errors import PacketError, ParserError, ProgramError, UnsupportedConstruct
+from .expressions import RUNTIME_HELPERS, Ctx, Data, ExprCompiler, fit, hexint
+from .hashes import csum16_of_int, make_hash
+from .parsergen import ParserGen, sign_extend
+from .primitives import STACK_HELPERS, PrimitiveCompiler
+from .program import HeaderInfo, Program
+from .tablebuild import build_tables
+from .tables import Table
+
+CORE_ERRORS = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
+               "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
+
+
+@dataclass
+class Compiled:
+    """The loaded program: entry points and the state objects they use."""
+
+    parse: Any
+    verify: Any
+    deparse: Any
+    ingress: Any
+    egress: Any
+    tables: dict[str, Table]
+    registers: dict[str, list[int]]
+    counters: dict[str, tuple[list[int], list[int]]]
+    direct_counters: dict[str, str]
+    source: str
+
+
+def _indent(lines: list[str], n: int = 1) -> list[str]:
+    pad = "    " * n
+    return [pad + s for s in lines]
+
+
+def _field_value(code: str, width: int, signed: bool) -> str:
+    return f"({code} & {(1 << width) - 1})" if signed else code
+
+
+class Generator:
+    """Builds the source of one program."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self.err = dict(CORE_ERRORS)
+        self.err.update(prog.errors)
+        self.expr = ExprCompiler(prog, self.err)
+        self.calc_ids = {name: i for i, name in enumerate(prog.calculations)}
+        self.prims = PrimitiveCompiler(prog, self.expr, self.calc_ids)
+        self.controls = ControlGen(prog, self.expr, self.prims)
+        self.lines: list[str] = []
+        self.calc_algos: dict[int, str] = {}
+
+    # ---- actions ----------------------------------------------------------
+
+    def actions(self) -> None:
+        for a in self.prog.actions.values():
+            ctx = Ctx(f"action '{a.name}'", [w for _n, w in a.params])
+            body = self.prims.body(a.primitives, ctx)
+            self.lines += [f"def A{a.id}(pk, F, P):", *_indent(body), ""]
+
+    # ---- calculations and checksums --------------------------------------
+
+    def calculations(self) -> None:
+        for name, calc in self.prog.calculations.items():
+            k = self.calc_ids[name]
+            algo = calc.get("algo")
+            where = f"calculation '{name}'"
+            make_hash(str(algo), where)
+            self.calc_algos[k] = str(algo)
+            body, payload = self._calc_input(calc.get("input", []), where)
+            if algo in ("csum16", "cksum16") and not payload:
+                body.append("return _csum_int(_v << (-_n % 16))")
+            else:
+                tail = " + pk.payload" if payload else ""
+                body.append(f"return HASH{k}((_v << (-_n % 8)).to_bytes((_n + 7) // 8, 'big')"
+                            f"{tail})")
+            self.lines += [f"def H{k}(F, pk):", *_indent(body), ""]
+
+    def _calc_input(self, inputs: list[Any], where: str) -> tuple[list[str], bool]:
+        lines = ["_v = 0", "_n = 0"]
+        payload = False
+        groups: list[tuple[HeaderInfo | None, list[tuple[str, int]]]] = []
+        for item in inputs:
+            t = item.get("type")
+            if payload:
+                raise UnsupportedConstruct(f"calculation input after 'payload' in {where}")
+            if t == "field":
+                fs = self.prog.field_slot(item["value"][0], item["value"][1], where)
+                h = self.prog.headers[fs.header]
+                part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
+            elif t == "header":
+                h = self.prog.header(item["value"], where)
+                part = (self._header_int(h), h.nbits)
+            elif t == "hexstr":
+                h = None
+                width = int(item["bitwidth"])
+                part = (str(hexint(item["value"], where) & ((1 << width) - 1)), width)
+            elif t == "payload":
+                payload = True
+                continue
+            else:
+                raise UnsupportedConstruct(f"calculation input type '{t}' in {where}")
+            if h is not None and h.metadata:
+                h = None
+            if groups and groups[-1][0] is h:
+                groups[-1][1].append(part)
+            else:
+                groups.append((h, [part]))
+        for h, parts in groups:
+            width = sum(w for _c, w in parts)
+            concat = " | ".join(f"({c} << {sum(w for _c, w in parts[i + 1:])})"
+                                for i, (c, _w) in enumerate(parts))
+            stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
+            if h is None:
+                lines += stmt
+            else:
+                lines += [f"if F[{h.valid_slot}]:", *_indent(stmt)]
+        return lines, payload
+
+    def _header_int(self, h: HeaderInfo) -> str:
+        parts = []
+        shift = h.nbits
+        for fs in h.fields:
+            shift -= fs.width
+            v = _field_value(f"F[{fs.slot}]", fs.width, fs.signed)
+            parts.append(f"({v} << {shift})" if shift else v)
+        return "(" + " | ".join(parts) + ")"
+
+    def _checksum_calc(self, ck: dict[str, Any]) -> str:
+        """Call computing checksum ``ck`` (a generic calculation or bmv2's 'ipv4')."""
+        kind = ck.get("type", "generic")
+        if kind == "generic":
+            name = ck.get("calculation")
+            if name not in self.calc_ids:
+                raise ProgramError(f"checksum '{ck.get('name')}' uses unknown calculation {name!r}")
+            return f"H{self.calc_ids[name]}(F, pk)"
+        if kind == "ipv4":
+            h = self.prog.header(ck["target"][0], f"checksum '{ck.get('name')}'")
+            if h.nbits < 96:
+                raise ProgramError(f"ipv4 checksum on short header '{h.name}'")
+            clear = ~(0xFFFF << (h.nbits - 96))
+            return f"_csum_int(({self._header_int(h)}) & {clear})"
+        raise UnsupportedConstruct(f"checksum type '{kind}' in checksum '{ck.get('name')}'")
+
+    def _checksums(self, update: bool) -> list[str]:
+        lines: list[str] = []
+        for ck in self.prog.checksums:
+            if not ck.get("update" if update else "verify", True):
+                continue
+            where = f"checksum '{ck.get('name')}'"
+            target = self.prog.field_slot(ck["target"][0], ck["target"][1], where)
+            th = self.prog.headers[target.header]
+            cond = ck.get("if_cond")
+            test = self.expr.boolean(cond, Ctx(where)).code if cond is not None else "True"
+            calc = self._checksum_calc(ck)
+            if update:
+                lines += [f"if {test}:",
+                          f"    F[{target.slot}] = {fit(Data(calc), target.width, target.signed)}"]
+            else:
+                valid = "True" if th.metadata else f"F[{th.valid_slot}]"
+                lines += [f"if {valid} and {test} and {calc} != "
+                          f"{_field_value(f'F[{target.slot}]', target.width, target.signed)}:",
+                          "    pk.cksum_err = True"]
+        return lines
+
+    # ---- deparser ---------------------------------------------------------
+
+    def deparser(self) -> None:
+        d = self.prog.deparser
+        body = self._checksums(update=True)
+        if d.get("primitives"):
+            body += self.prims.body(d["primitives"], Ctx("deparser"))
+        body.append("out = []")
+        for name in d.get("order", []):
+            h = self.prog.header(name, "deparser")
+            emit = f"out.append({self._header_int(h)}.to_bytes({h.nbytes}, 'big'))"
+            if h.metadata:
+                body.append(emit)
+            else:
+                body += [f"if F[{h.valid_slot}]:", f"    {emit}"]
+        body.append("return b''.join(out)")
+        self.lines += ["def deparse(pk, F):", *_indent(body), ""]
+        verify = self._checksums(update=False) or ["pass"]
+        self.lines += ["def verify(pk, F):", *_indent(verify), ""]
+
+    def source(self) -> str:
+        self.actions()
+        self.calculations()
+        self.lines += ParserGen(self.prog, self.expr, self.prims, self.err).source()
+        self.deparser()
+        self.lines += self.controls.source()
+        return "\n".join(self.lines) + "\n"
+
+
+def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compiled:
+    """Generate, exec and wire up the code of ``prog``."""
+    gen = Generator(prog)
+    src = gen.source()
+    ns: dict[str, Any] = {
+        "__builtins__": __builtins__,
+        "ParserError": ParserError,
+        "PacketError": PacketError,
+        "DROP_PORT": drop_port,
+        "ZEROS": [0] * (max((h.nfields for h in prog.headers.values()), default=0) + 1),
+        "_randint": rng.randint,
+        "_sx": sign_extend,
+        "_csum_int": csum16_of_int,
+        **RUNTIME_HELPERS,
+        **STACK_HELPERS,
+    }
+    registers: dict[str, list[int]] = {}
+    for r in prog.registers.values():
+        registers[r.name] = ns[f"R{r.id}"] = [0] * r.size
+    counters: dict[str, tuple[list[int], list[int]]] = {}
+    direct: dict[str, str] = {}
+    for c in prog.counters.values():
+        if c.is_direct:
+            if c.binding is None:
+                raise ProgramError(f"direct counter '{c.name}' without a table")
+            direct[c.name] = c.binding
+            continue
+        cp, cb = [0] * c.size, [0] * c.size
+        ns[f"CP{c.id}"], ns[f"CB{c.id}"] = cp, cb
+        counters[c.name] = (cp, cb)
+    for name, k in gen.calc_ids.items():
+        ns[f"HASH{k}"] = make_hash(gen.calc_algos[k], f"calculation '{name}'")
+    try:
+        exec(compile(src, f"<p4 program {prog.json.get('program', '')}>", "exec"), ns)
+    except SyntaxError as e:  # a bug of the generator, never of the user
+        raise ProgramError(f"internal code generation error: {e}") from e
+    tables = build_tables(prog, gen.controls, ns)
+    for cname, tname in direct.items():
+        if tname not in tables:
+            raise ProgramError(f"direct counter '{cname}' bound to unknown table '{tname}'")
+    return Compiled(ns["parse"], ns["verify"], ns["deparse"], ns["INGRESS"], ns["EGRESS"],
+                    tables, registers, counters, direct, src)

@@ -1,0 +1,213 @@
+"""Generate the ingress/egress control flow: tables, conditionals, action calls.
+
+Every control-flow node becomes a function ``N<k>(pk, F)`` returning the next
+node's function (or None at the end), which the engine calls in a loop. To keep
+that loop short, a successor with a single predecessor is inlined into its
+predecessor's function (conditionals become nested ``if``s, chains of dummy
+tables become straight-line code). After anything that may run ``exit``, the
+inlined code checks ``pk.exit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ProgramError, UnsupportedConstruct
+from .expressions import Ctx, ExprCompiler, hexint
+from .primitives import PrimitiveCompiler
+from .program import Program
+from .tables import KeyField, Table
+
+INLINE_DEPTH = 24
+
+
+def _indent(lines: list[str], n: int = 1) -> list[str]:
+    pad = "    " * n
+    return [pad + s for s in lines]
+
+
+class ControlGen:
+    """Source of the two pipelines of a program."""
+
+    def __init__(self, prog: Program, expr: ExprCompiler, prims: PrimitiveCompiler) -> None:
+        self.prog = prog
+        self.expr = expr
+        self.prims = prims
+        self.node_ids: dict[tuple[str, str], int] = {}
+        self.table_ids: dict[str, int] = {}
+        self.nodes: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        self.preds: dict[tuple[str, str], int] = {}
+        self.may_exit = {a.id for a in prog.actions.values()
+                         if any(p.get("op") == "exit" for p in a.primitives)}
+
+    def source(self) -> list[str]:
+        """Lines defining N<k> for every node and INGRESS / EGRESS entry points."""
+        for pname in ("ingress", "egress"):
+            p = self.prog.pipelines[pname]
+            if p.get("action_profiles"):
+                names = ", ".join(a.get("name", "?") for a in p["action_profiles"])
+                raise UnsupportedConstruct(f"action profiles/selectors ({names})")
+            for kind in ("tables", "conditionals", "action_calls"):
+                for node in p.get(kind, []):
+                    key = (pname, node["name"])
+                    self.node_ids[key] = len(self.node_ids)
+                    self.nodes[key] = (kind, node)
+                    if kind == "tables":
+                        self.table_ids[node["name"]] = len(self.table_ids)
+                        self._check_table(node)
+        for pname in ("ingress", "egress"):
+            first = self.prog.pipelines[pname].get("init_table")
+            self._count_pred(pname, first)
+            for (pn, _name), (kind, node) in self.nodes.items():
+                if pn == pname:
+                    for nxt in self._successors(kind, node):
+                        self._count_pred(pname, nxt)
+        lines: list[str] = []
+        for key, k in self.node_ids.items():
+            body = self._emit(key[0], key[1], 0)
+            lines += [f"def N{k}(pk, F):", *_indent(body), ""]
+        for pname in ("ingress", "egress"):
+            first = self.prog.pipelines[pname].get("init_table")
+            lines += [f"{pname.upper()} = {self.node(pname, first, pname)}", ""]
+        return lines
+
+    def node(self, pname: str, name: str | None, where: str) -> str:
+        """Name of the generated function of node ``name`` ('None' for the end)."""
+        if name is None:
+            return "None"
+        k = self.node_ids.get((pname, name))
+        if k is None:
+            raise ProgramError(f"unknown control-flow node '{name}' in {where}")
+        return f"N{k}"
+
+    # ---- graph ------------------------------------------------------------
+
+    def _count_pred(self, pname: str, name: str | None) -> None:
+        if name is not None:
+            self.node(pname, name, f"pipeline '{pname}'")
+            self.preds[(pname, name)] = self.preds.get((pname, name), 0) + 1
+
+    def _successors(self, kind: str, node: dict[str, Any]) -> list[str | None]:
+        if kind == "conditionals":
+            return [node.get("true_next"), node.get("false_next")]
+        if kind == "action_calls":
+            return [node.get("next_node")]
+        return sorted(set(node.get("next_tables", {}).values())
+                      | {node.get("base_default_next")}, key=lambda x: x or "")
+
+    def _static_next(self, node: dict[str, Any]) -> tuple[bool, str | None]:
+        """(True, X) when a table continues with X whatever it does."""
+        targets = set(node.get("next_tables", {}).values())
+        if "__HIT__" not in node.get("next_tables", {}):
+            targets.add(node.get("base_default_next"))
+        if len(targets) == 1:
+            return True, targets.pop()
+        return False, None
+
+    def _cont(self, pname: str, name: str | None, depth: int) -> list[str]:
+        if name is None:
+            return ["return None"]
+        if self.preds.get((pname, name), 0) == 1 and depth < INLINE_DEPTH:
+            return self._emit(pname, name, depth + 1)
+        return [f"return {self.node(pname, name, pname)}"]
+
+    def _emit(self, pname: str, name: str, depth: int) -> list[str]:
+        kind, node = self.nodes[(pname, name)]
+        if kind == "conditionals":
+            where = f"conditional '{name}'"
+            cond = self.expr.boolean(node["expression"], Ctx(where))
+            return [f"if {cond.code}:", *_indent(self._cont(pname, node.get("true_next"), depth)),
+                    "else:", *_indent(self._cont(pname, node.get("false_next"), depth))]
+        if kind == "action_calls":
+            act = self.prog.actions.get(node.get("action_id"))
+            if act is None:
+                raise ProgramError(f"unknown action id in action call '{name}'")
+            lines = [f"A{act.id}(pk, F, ())"]
+            if act.id in self.may_exit:
+                lines += ["if pk.exit:", "    return None"]
+            return lines + self._cont(pname, node.get("next_node"), depth)
+        return self._table(pname, node, depth)
+
+    # ---- tables -----------------------------------------------------------
+
+    def _check_table(self, t: dict[str, Any]) -> None:
+        where = f"table '{t['name']}'"
+        if t.get("type", "simple") != "simple":
+            raise UnsupportedConstruct(f"table type '{t.get('type')}' (action profile) in {where}")
+        if t.get("direct_meters"):
+            raise UnsupportedConstruct(f"direct meter in {where}")
+        if t.get("support_timeout"):
+            raise UnsupportedConstruct(f"idle timeout (support_timeout) in {where}")
+
+    def key_codes(self, t: dict[str, Any]) -> tuple[list[str], list[KeyField], list[int | None]]:
+        """Per-field key code, key fields and static key masks of a table."""
+        where = f"table '{t['name']}'"
+        codes, fields, masks = [], [], []
+        for k in t.get("key", []):
+            mt = k.get("match_type")
+            if mt == "valid":
+                h = self.prog.header(k["target"], where)
+                codes.append("1" if h.metadata else f"F[{h.valid_slot}]")
+                fields.append(KeyField(k.get("name") or h.name, "valid", 1))
+                masks.append(None)
+                continue
+            if mt not in ("exact", "lpm", "ternary", "range"):
+                raise UnsupportedConstruct(f"match type '{mt}' in {where}")
+            fs = self.prog.field_slot(k["target"][0], k["target"][1], where)
+            code = f"(F[{fs.slot}] & {fs.mask})" if fs.signed else f"F[{fs.slot}]"
+            kmask = k.get("mask")
+            m = None
+            if kmask is not None:
+                m = hexint(kmask, where) & fs.mask
+                code = f"({code} & {m})"
+            codes.append(code)
+            fields.append(KeyField(k.get("name") or fs.name, mt, fs.width))
+            masks.append(m)
+        return codes, fields, masks
+
+    def _table(self, pname: str, t: dict[str, Any], depth: int) -> list[str]:
+        tid = self.table_ids[t["name"]]
+        codes, fields, masks = self.key_codes(t)
+        de = t.get("default_entry")
+        if not codes and de and de.get("action_entry_const") and not t.get("with_counters"):
+            return self._const_default(pname, t, de, depth)
+        shape = Table(t["name"], t.get("match_type", "exact"), fields, masks, {}, 1, False,
+                      None)
+        if not codes:
+            lines = [f"e = T{tid}.default"]
+        else:
+            key = shape.key_code(codes)
+            get = f"D{tid}.get({key})" if shape.match_type == "exact" else f"T{tid}.lookup({key})"
+            lines = [f"e = {get}", "if e is None:", f"    e = T{tid}.default"]
+            if t.get("with_counters"):
+                lines += ["else:", "    e.packets += 1", "    e.bytes += pk.ilen"]
+        lines.append("e.fn(pk, F, e.params)")
+        static, nxt = self._static_next(t)
+        if not static:
+            return [*lines, "return e.next"]
+        ids = t.get("action_ids") or []
+        if any(i in self.may_exit for i in ids):
+            lines += ["if pk.exit:", "    return None"]
+        return lines + self._cont(pname, nxt, depth)
+
+    def _const_default(self, pname: str, t: dict[str, Any], de: dict[str, Any],
+                       depth: int) -> list[str]:
+        where = f"table '{t['name']}'"
+        a = self.prog.actions.get(de.get("action_id"))
+        if a is None:
+            raise ProgramError(f"{where}: unknown default action id {de.get('action_id')}")
+        data = de.get("action_data", [])
+        if len(data) != len(a.params):
+            raise ProgramError(f"{where}: default action '{a.name}' needs {len(a.params)} "
+                               f"argument(s)")
+        values = [hexint(x, where) & ((1 << w) - 1)
+                  for x, (_n, w) in zip(data, a.params, strict=True)]
+        nexts = t.get("next_tables", {})
+        nxt = nexts["__MISS__"] if "__MISS__" in nexts else nexts.get(a.name,
+                                                                        t.get("base_default_next"))
+        ctx = Ctx(f"action '{a.name}'", [w for _n, w in a.params])
+        consts = "".join(f"{x}, " for x in values)
+        lines = [f"P = ({consts})", *self.prims.body(a.primitives, ctx)]
+        if a.id in self.may_exit:
+            lines += ["if pk.exit:", "    return None"]
+        return lines + self._cont(pname, nxt, depth)
