@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,8 @@ class P4RuntimeSession:
         req.arbitration.device_id = self.device_id
         req.arbitration.election_id.high = election_id >> 64
         req.arbitration.election_id.low = election_id & ((1 << 64) - 1)
+        while not self._arbitration.empty():  # notifications from earlier role changes
+            self._arbitration.get_nowait()
         self._requests.put(req)
         try:
             update = self._arbitration.get(timeout=self.timeout)
@@ -125,6 +128,13 @@ class P4RuntimeSession:
         if isinstance(update, Exception):
             raise update
         self.is_primary = update.status.code == code_pb2.OK
+        return self.is_primary
+
+    def wait_primary(self, timeout: float | None = None) -> bool:
+        """Wait until the server names this session primary (after another one left)."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while not self.is_primary and time.monotonic() < deadline:
+            time.sleep(0.02)
         return self.is_primary
 
     def _stream_requests(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
@@ -140,6 +150,8 @@ class P4RuntimeSession:
             for msg in self._stub.StreamChannel(self._stream_requests()):
                 kind = msg.WhichOneof("update")
                 if kind == "arbitration":
+                    # the server also tells us when another controller takes over or leaves
+                    self.is_primary = msg.arbitration.status.code == code_pb2.OK
                     self._arbitration.put(msg.arbitration)
                 elif kind == "packet":
                     self._packets.put(self._decode_packet_in(msg.packet))
