@@ -1,0 +1,173 @@
+"""An Ape-X Actor: one gymnasium environment, epsilon-greedy on a local Q copy.
+
+Actor i of N explores with eps_i = eps_base ** (1 + eps_alpha * i / (N - 1)),
+turns steps into n-step transitions, optionally computes their initial
+priorities with its local network (|n-step TD error| like the Learner, else
+the table's running max applies), inserts them in batches and takes the
+Learner's weight broadcasts as they complete.
+
+Pacing: with env_steps_per_update > 0 an actor keeps its env steps within
+(learning_starts + env_steps_per_update * learner_step) / N, the learner step
+being the version of the last weights received. If no new version arrives for
+THROTTLE_PATIENCE seconds (a stalled or restarted Learner, lost inserts
+keeping the table below its min size) it steps anyway, so it never deadlocks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from agent import transition
+from agent.dqn import QNetwork, load_flat_parameters
+from agent.hparams import Hyperparams
+from agent.nstep import NStep, NStepAccumulator, stack
+from agent.replay_client import ReplayClient, ReplayError
+from agent.weights import WeightReceiver
+
+THROTTLE_PATIENCE = 1.0
+THROTTLE_POLL = 0.005
+
+
+class StopFlag(Protocol):
+    """threading.Event or multiprocessing.Event."""
+
+    def is_set(self) -> bool: ...
+
+
+def actor_epsilon(index: int, num_actors: int, base: float = 0.4, alpha: float = 7.0) -> float:
+    """Ape-X per-actor exploration rate."""
+    if num_actors <= 1:
+        return base
+    return base ** (1.0 + alpha * index / (num_actors - 1))
+
+
+@dataclass(frozen=True)
+class ActorReport:
+    """Progress an actor reports to the runner."""
+
+    actor: int
+    env_steps: int                 # since the previous report
+    inserts: int                   # since the previous report (client-counted)
+    returns: tuple[float, ...]     # episodes finished since the previous report
+    weights_version: int
+
+
+class Actor:
+    """Steps one environment and feeds the replay table."""
+
+    def __init__(self, index: int, num_actors: int, hp: Hyperparams, client: ReplayClient,
+                 receiver: WeightReceiver | None, seed: int) -> None:
+        self.index = index
+        self.num_actors = num_actors
+        self.hp = hp
+        self.client = client
+        self.receiver = receiver
+        self.seed = seed
+        self.env = gym.make(hp.env_id)
+        self.obs_dim = int(np.prod(self.env.observation_space.shape))
+        self.n_actions = int(self.env.action_space.n)
+        self.epsilon = actor_epsilon(index, num_actors, hp.eps_base, hp.eps_alpha)
+        torch.manual_seed(seed)
+        self.q = QNetwork(self.obs_dim, self.n_actions, hp.hidden)
+        self.nstep = NStepAccumulator(hp.n_step, hp.gamma)
+        self.rng = np.random.default_rng(seed)
+        self.version = -1
+        self.env_steps = 0
+        self.insert_errors = 0
+        self._pending: list[NStep] = []
+        self._reported = (0, 0)
+        self._last_weights = time.monotonic()
+
+    def run(self, stop: StopFlag, report: Callable[[ActorReport], None] | None = None,
+            max_steps: int | None = None) -> None:
+        """Act until `stop` is set or `max_steps` env steps were taken."""
+        obs, _ = self.env.reset(seed=self.seed)
+        self.env.action_space.seed(self.seed)
+        episode_return = 0.0
+        returns: list[float] = []
+        while not stop.is_set() and (max_steps is None or self.env_steps < max_steps):
+            self._take_weights(0.0)
+            if self._throttled():
+                self._take_weights(THROTTLE_POLL)
+                continue
+            action = self._act(obs)
+            next_obs, reward, terminated, truncated, _ = self.env.step(action)
+            self.env_steps += 1
+            episode_return += float(reward)
+            self._pending.extend(self.nstep.push(obs, action, float(reward), next_obs,
+                                                 terminated, truncated))
+            obs = next_obs
+            if terminated or truncated:
+                returns.append(episode_return)
+                episode_return = 0.0
+                obs, _ = self.env.reset()
+            if len(self._pending) >= self.hp.insert_batch:
+                self._flush()
+                if report is not None:
+                    report(self._report(returns))
+                    returns = []
+        self._flush()
+        if report is not None:
+            report(self._report(returns))
+
+    def _report(self, returns: list[float]) -> ActorReport:
+        inserts = self.client.stats()["inserts"]
+        out = ActorReport(self.index, self.env_steps - self._reported[0],
+                          inserts - self._reported[1], tuple(returns), self.version)
+        self._reported = (self.env_steps, inserts)
+        return out
+
+    def _act(self, obs: np.ndarray) -> int:
+        if self.rng.random() < self.epsilon:
+            return int(self.rng.integers(self.n_actions))
+        return self.q.greedy(obs)
+
+    def _throttled(self) -> bool:
+        if self.hp.env_steps_per_update <= 0:
+            return False
+        learner_step = max(self.version, 0)
+        allowance = (self.hp.learning_starts + self.hp.env_steps_per_update * learner_step) \
+            / self.num_actors + 2 * self.hp.insert_batch + self.hp.n_step
+        if self.env_steps < allowance:
+            return False
+        return time.monotonic() - self._last_weights < THROTTLE_PATIENCE
+
+    def _take_weights(self, timeout: float) -> None:
+        if self.receiver is None:
+            return
+        update = self.receiver.poll(timeout)
+        if update is not None:
+            load_flat_parameters(self.q, update.flat)
+            self.version = update.version
+            self._last_weights = time.monotonic()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        batch = stack(self._pending, self.index)
+        self._pending = []
+        priorities = self._priorities(batch) if self.hp.actor_priorities else None
+        try:
+            self.client.insert_many(transition.to_payloads(transition.encode(batch)), priorities)
+        except ReplayError:  # counted in the client's stats; the actor carries on
+            self.insert_errors += 1
+
+    @torch.inference_mode()
+    def _priorities(self, t: transition.Transitions) -> np.ndarray | None:
+        """(|n-step TD error| + eps)^alpha from the local network (None before weights)."""
+        if self.version < 0:
+            return None
+        n = len(t)
+        q_all = self.q(torch.from_numpy(np.concatenate([t.obs, t.next_obs])))
+        q = q_all[:n].gather(1, torch.from_numpy(t.action).unsqueeze(1)).squeeze(1)
+        target = torch.from_numpy(t.ret) + torch.from_numpy(t.discount) * (
+            1.0 - torch.from_numpy(t.done)) * q_all[n:].max(dim=1).values
+        td = (target - q).abs().numpy()
+        return (td + self.hp.priority_eps) ** self.hp.per_alpha

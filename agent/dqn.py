@@ -1,0 +1,56 @@
+"""The Q-network: a small MLP from observation to one Q-value per action."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class QNetwork(nn.Module):
+    """MLP Q(s, .) with ReLU hidden layers."""
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden: tuple[int, ...] = (64, 64)) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = obs_dim
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        layers.append(nn.Linear(width, n_actions))
+        self.net = nn.Sequential(*layers)
+        self.obs_dim = obs_dim
+        self.n_actions = n_actions
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs)
+
+    @torch.inference_mode()
+    def greedy(self, obs: np.ndarray) -> int:
+        """argmax_a Q(obs, a) for one observation."""
+        q = self.net(torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0))
+        return int(q.argmax(dim=1).item())
+
+
+def flat_parameters(net: nn.Module) -> np.ndarray:
+    """All parameters as one float32 vector (the weight broadcast's payload)."""
+    return nn.utils.parameters_to_vector(net.parameters()).detach().numpy().astype(np.float32)
+
+
+def load_flat_parameters(net: nn.Module, flat: np.ndarray) -> None:
+    """Inverse of flat_parameters; the vector length must match the network."""
+    vec = torch.as_tensor(np.asarray(flat, dtype=np.float32))
+    expected = sum(p.numel() for p in net.parameters())
+    if vec.numel() != expected:
+        raise ValueError(f"weight vector has {vec.numel()} values, network has {expected}")
+    with torch.no_grad():
+        nn.utils.vector_to_parameters(vec, net.parameters())
+
+
+def set_torch_threads(n: int = 1) -> None:
+    """One intra-op (and inter-op, if still settable) thread per process."""
+    torch.set_num_threads(n)
+    with contextlib.suppress(RuntimeError):  # already set, or parallel work started
+        torch.set_num_interop_threads(n)

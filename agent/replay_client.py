@@ -1,0 +1,451 @@
+"""One replay client API with three interchangeable backends.
+
+    switch     UDP to the replay VIP; the switch answers (in-network replay)
+    host       UDP to the host replay server (the baseline); same code path
+    inprocess  requests go straight to a ReplayService in this process
+
+All three exchange `agent.protocol.Message`s through a transport, so the
+client logic (request ids, retries, reply collection) is the same everywhere.
+
+Loss handling (UDP is lossy; every call is bounded in time):
+
+* Each request has a fresh request id. A request that needs a reply (INSERT or
+  UPDATE with ACK, SAMPLE) waits `RetryPolicy.timeout`, then is resent with
+  backoff, at most `retries` times; then it fails with `ReplayTimeout`.
+* INSERT/UPDATE with ACK are resent with the same request id, so a late ACK
+  still matches and each request counts once. Delivery is at least once: an
+  insert whose ACK (not the request) was lost is stored twice.
+* INSERT/UPDATE without ACK are fire-and-forget and counted as sent. Error
+  replies the switch sends for them anyway are counted as `refused` when they
+  are next drained (and logged once per op and status).
+* SAMPLE n: replies are collected by (request id, index); duplicates and
+  replies to finished requests are dropped. Each reply is an independent draw,
+  so on timeout with k < n replies the client sends a top-up SAMPLE for the
+  n - k missing ones (a new request id, counted as a retry). When retries run
+  out, a partial batch is returned if at least one reply arrived (counted in
+  `partial_batches`), else `ReplayTimeout` is raised. An error reply (e.g.
+  BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
+
+A client is not thread-safe: use one per thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import select
+import socket
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from agent import protocol
+from agent.protocol import REPLAY_UDP_PORT, Message, Mode, Op, ProtocolError, SampleBatch, Status
+from agent.replay_memory import Inserted, ReplayService
+from agent.udp import udp_socket
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("switch", "host", "inprocess")
+STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
+             "retries", "timeouts", "refused", "dropped_replies", "malformed_replies")
+
+
+class ReplayError(RuntimeError):
+    """A replay request that did not succeed."""
+
+
+class ReplayTimeout(ReplayError):
+    """No (complete) answer within the retry policy's time bound."""
+
+
+class ReplayRefused(ReplayError):
+    """The replay service answered with an error status."""
+
+    def __init__(self, op: int, status: int) -> None:
+        self.op = op
+        self.status = status
+        super().__init__(f"{_op_name(op)} refused: {_status_name(status)}")
+
+
+def _status_name(status: int) -> str:
+    try:
+        return Status(status).name
+    except ValueError:
+        return f"status {status}"
+
+
+def _op_name(op: int) -> str:
+    try:
+        return Op(op).name
+    except ValueError:
+        return f"op {op}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Timeout of the first attempt, growing by `backoff` per retry up to `max_timeout`."""
+
+    timeout: float = 0.25
+    retries: int = 3
+    backoff: float = 2.0
+    max_timeout: float = 2.0
+
+    def timeout_for(self, attempt: int) -> float:
+        return min(self.timeout * self.backoff ** attempt, self.max_timeout)
+
+    def bound(self) -> float:
+        """Longest time one request can stay unanswered before it fails."""
+        return sum(self.timeout_for(a) for a in range(self.retries + 1))
+
+
+class Transport(Protocol):
+    """Carries requests to a replay service and its replies back."""
+
+    malformed: int
+
+    def send(self, msg: Message) -> None: ...
+
+    def recv(self, timeout: float) -> Message | None: ...
+
+    def close(self) -> None: ...
+
+
+class UdpTransport:
+    """A UDP socket connected to the replay service (switch VIP or host server)."""
+
+    def __init__(self, address: tuple[str, int], bind: tuple[str, int] = ("0.0.0.0", 0)) -> None:
+        self.malformed = 0
+        self._sock = udp_socket(bind)
+        self._sock.connect(address)
+        self._poll = select.poll()
+        self._poll.register(self._sock, select.POLLIN)
+
+    @property
+    def local_address(self) -> tuple[str, int]:
+        return self._sock.getsockname()
+
+    def send(self, msg: Message) -> None:
+        try:
+            self._sock.send(protocol.encode(msg))
+        except OSError as exc:  # a full buffer or an ICMP error: the same as a loss
+            log.debug("send failed: %s", exc)
+
+    def recv(self, timeout: float) -> Message | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                data = self._sock.recv(4096, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._poll.poll(remaining * 1000.0):
+                    return None
+                continue
+            except OSError as exc:  # ICMP port unreachable and friends: keep waiting
+                log.debug("recv: %s", exc)
+                continue
+            try:
+                return protocol.decode(data)
+            except ProtocolError:
+                self.malformed += 1
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class InProcessTransport:
+    """Hands requests to a ReplayService directly; replies are queued at once."""
+
+    def __init__(self, service: ReplayService, src_ip: str = "127.0.0.1") -> None:
+        self.malformed = 0
+        self.service = service
+        self.src_ip = src_ip
+        self._inbox: deque[Message] = deque()
+
+    def send(self, msg: Message) -> None:
+        self._inbox.extend(self.service.handle(msg, self.src_ip))
+
+    def recv(self, timeout: float) -> Message | None:
+        if self._inbox:
+            return self._inbox.popleft()
+        time.sleep(timeout)
+        return None
+
+    def close(self) -> None:
+        self._inbox.clear()
+
+
+@dataclass(eq=False)
+class PendingRequest:
+    """A request awaiting its reply or replies (a SAMPLE handle for callers)."""
+
+    op: int
+    message: Message
+    want: int
+    deadline: float
+    attempt: int = 0
+    ids: list[int] = field(default_factory=list)
+    replies: dict[tuple[int, int], Message] = field(default_factory=dict)
+    status: int | None = None
+    done: bool = False
+
+
+class ReplayClient:
+    """Insert, sample and update one replay table through a transport."""
+
+    def __init__(self, transport: Transport, *, table: int = 0, ack_inserts: bool = False,
+                 ack_updates: bool = False, policy: RetryPolicy | None = None,
+                 window: int = 64) -> None:
+        self.transport = transport
+        self.table = table
+        self.ack_inserts = ack_inserts
+        self.ack_updates = ack_updates
+        self.policy = policy or RetryPolicy()
+        self.window = window
+        self._next_id = random.getrandbits(31) | 1
+        self._by_id: dict[int, PendingRequest] = {}
+        self._active: set[PendingRequest] = set()
+        self._counts: Counter[str] = Counter()
+        self._warned: set[tuple[int, int]] = set()
+
+    # --- public API -------------------------------------------------------------
+
+    def stats(self) -> dict[str, int]:
+        """Counters: inserts, samples, updates, retries, timeouts, stale, ..."""
+        self._counts["malformed_replies"] = self.transport.malformed
+        return {key: self._counts[key] for key in STAT_KEYS}
+
+    def insert(self, payload: bytes, priority: float | None = None) -> Inserted | None:
+        """Insert one experience; with ack_inserts returns where it was stored."""
+        acks = self.insert_many([payload], None if priority is None else [priority])
+        return acks[0] if acks else None
+
+    def insert_many(self, payloads: Sequence[bytes],
+                    priorities: Sequence[float] | np.ndarray | None = None) -> list[Inserted]:
+        """Insert a batch (priorities None: the table's running max). Returns the ACKs."""
+        if priorities is not None and len(priorities) != len(payloads):
+            raise ValueError("payloads and priorities differ in length")
+        msgs = [protocol.insert(self.table, payload, ack=self.ack_inserts,
+                                priority=None if priorities is None else float(priorities[i]),
+                                request_id=self._new_id())
+                for i, payload in enumerate(payloads)]
+        if not self.ack_inserts:
+            self._fire(msgs, "inserts")
+            return []
+        pendings = self._run_acked(Op.INSERT, msgs)
+        acked = [m for p in pendings for m in p.replies.values()]
+        self._counts["inserts"] += len(acked)
+        self._raise_failures(Op.INSERT, pendings)
+        return [Inserted(m.slot, m.stamp, m.priority, m.size, m.total) for m in acked]
+
+    def update(self, slots: Iterable[int], stamps: Iterable[int],
+               priorities: Iterable[float]) -> int:
+        """Set priorities of sampled slots (ignored where the stamp changed).
+
+        Returns the number of STALE updates, known only with ack_updates."""
+        msgs = [protocol.update(self.table, int(s), int(t), float(p), ack=self.ack_updates,
+                                request_id=self._new_id())
+                for s, t, p in zip(slots, stamps, priorities, strict=True)]
+        if not self.ack_updates:
+            self._fire(msgs, "updates")
+            return 0
+        pendings = self._run_acked(Op.UPDATE, msgs)
+        replies = [m for p in pendings for m in p.replies.values()]
+        stale = sum(1 for m in replies if m.status == Status.STALE)
+        self._counts["updates"] += len(replies) - stale
+        self._counts["stale"] += stale
+        self._raise_failures(Op.UPDATE, pendings)
+        return stale
+
+    def sample_async(self, n: int, mode: int = Mode.DEFAULT) -> PendingRequest:
+        """Send a SAMPLE n request now; collect it later with wait()."""
+        self._drain()
+        msg = protocol.sample(self.table, n, mode=mode, request_id=self._new_id())
+        return self._start(Op.SAMPLE, msg, want=n)
+
+    def wait(self, pending: PendingRequest) -> SampleBatch:
+        """The batch of a sample_async request (may be partial, see module doc)."""
+        self._pump(lambda: pending.done)
+        replies = list(pending.replies.values())[: pending.want]
+        if replies:
+            self._counts["samples"] += len(replies)
+            self._counts["sample_batches"] += 1
+            if len(replies) < pending.want:
+                self._counts["partial_batches"] += 1
+            return protocol.decode_batch(replies)
+        if pending.status is not None:
+            raise ReplayRefused(Op.SAMPLE, pending.status)
+        raise ReplayTimeout(f"SAMPLE {pending.want}: no reply after "
+                            f"{pending.attempt + 1} attempts")
+
+    def sample(self, n: int, mode: int = Mode.DEFAULT) -> SampleBatch:
+        """Sample n experiences (blocking, bounded by the retry policy)."""
+        return self.wait(self.sample_async(n, mode))
+
+    def sampler(self, n: int, mode: int = Mode.DEFAULT, depth: int = 2) -> PrefetchingSampler:
+        """An iterator of batches that keeps `depth` SAMPLE requests in flight."""
+        return PrefetchingSampler(self, n, mode, depth)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    # --- request machinery ---------------------------------------------------------
+
+    def _new_id(self) -> int:
+        rid = self._next_id
+        self._next_id = (rid + 1) & 0xFFFFFFFF or 1
+        return rid
+
+    def _fire(self, msgs: list[Message], stat: str) -> None:
+        self._drain()
+        for msg in msgs:
+            self.transport.send(msg)
+        self._counts[stat] += len(msgs)
+
+    def _start(self, op: int, msg: Message, want: int = 1) -> PendingRequest:
+        pending = PendingRequest(op=op, message=msg, want=want,
+                                 deadline=time.monotonic() + self.policy.timeout_for(0))
+        self._register(pending, msg)
+        return pending
+
+    def _register(self, pending: PendingRequest, msg: Message) -> None:
+        pending.ids.append(msg.request_id)
+        self._by_id[msg.request_id] = pending
+        self._active.add(pending)
+        self.transport.send(msg)
+
+    def _finish(self, pending: PendingRequest) -> None:
+        pending.done = True
+        self._active.discard(pending)
+        for rid in pending.ids:
+            self._by_id.pop(rid, None)
+
+    def _run_acked(self, op: int, msgs: list[Message]) -> list[PendingRequest]:
+        """Send with at most `window` requests outstanding; wait for all to finish."""
+        self._drain()
+        pendings: list[PendingRequest] = []
+        for msg in msgs:
+            self._pump(lambda: len(self._active) < self.window)
+            pendings.append(self._start(op, msg))
+        self._pump(lambda: all(p.done for p in pendings))
+        return pendings
+
+    @staticmethod
+    def _raise_failures(op: int, pendings: list[PendingRequest]) -> None:
+        for p in pendings:
+            if p.status is not None:
+                raise ReplayRefused(op, p.status)
+        lost = sum(1 for p in pendings if not p.replies)
+        if lost:
+            raise ReplayTimeout(f"{_op_name(op)}: {lost} of {len(pendings)} requests unanswered")
+
+    def _pump(self, done: Callable[[], bool]) -> None:
+        """Receive and retry until done() (bounded: every request expires)."""
+        while not done() and self._active:
+            now = time.monotonic()
+            self._expire(now)
+            if done() or not self._active:
+                return
+            wait = min(p.deadline for p in self._active) - now
+            msg = self.transport.recv(max(wait, 0.0))
+            if msg is not None:
+                self._dispatch(msg)
+
+    def _drain(self) -> None:
+        """Take in whatever replies have already arrived."""
+        while (msg := self.transport.recv(0.0)) is not None:
+            self._dispatch(msg)
+
+    def _expire(self, now: float) -> None:
+        for pending in [p for p in self._active if p.deadline <= now]:
+            if pending.attempt >= self.policy.retries:
+                self._counts["timeouts"] += 1
+                self._finish(pending)
+                continue
+            pending.attempt += 1
+            pending.deadline = now + self.policy.timeout_for(pending.attempt)
+            self._counts["retries"] += 1
+            if pending.op == Op.SAMPLE:
+                missing = pending.want - len(pending.replies)
+                msg = protocol.sample(self.table, missing, mode=pending.message.mode,
+                                      request_id=self._new_id())
+                self._register(pending, msg)
+            else:
+                self.transport.send(pending.message)
+
+    def _dispatch(self, msg: Message) -> None:
+        pending = self._by_id.get(msg.request_id)
+        if pending is None or not msg.is_reply or msg.op != pending.op:
+            if msg.is_reply and not msg.ok and msg.status != Status.STALE:
+                self._note_refusal(msg)
+            else:
+                self._counts["dropped_replies"] += 1
+            return
+        key = (msg.request_id, msg.index)
+        if pending.op == Op.SAMPLE and msg.ok:
+            if key in pending.replies:
+                self._counts["dropped_replies"] += 1
+                return
+            pending.replies[key] = msg
+            if len(pending.replies) >= pending.want:
+                self._finish(pending)
+            return
+        if msg.ok or (pending.op == Op.UPDATE and msg.status == Status.STALE):
+            pending.replies[key] = msg
+        else:
+            pending.status = msg.status
+            self._counts["refused"] += 1
+        self._finish(pending)
+
+    def _note_refusal(self, msg: Message) -> None:
+        self._counts["refused"] += 1
+        key = (msg.op, msg.status)
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning("replay table %d: %s refused with %s", msg.table, _op_name(msg.op),
+                        msg.status_name())
+
+
+class PrefetchingSampler:
+    """Iterator of SampleBatch with `depth` requests in flight while the caller works.
+
+    An error (ReplayRefused, ReplayTimeout) surfaces from next(); the sampler
+    stays usable afterwards."""
+
+    def __init__(self, client: ReplayClient, n: int, mode: int, depth: int) -> None:
+        self.client = client
+        self.n = n
+        self.mode = mode
+        self.depth = depth
+        self._queue: deque[PendingRequest] = deque()
+
+    def __iter__(self) -> PrefetchingSampler:
+        return self
+
+    def __next__(self) -> SampleBatch:
+        while len(self._queue) <= self.depth:
+            self._queue.append(self.client.sample_async(self.n, self.mode))
+        return self.client.wait(self._queue.popleft())
+
+
+def make_client(backend: str, *, address: tuple[str, int] | None = None,
+                service: ReplayService | None = None, bind: tuple[str, int] = ("0.0.0.0", 0),
+                src_ip: str = "127.0.0.1", **options: object) -> ReplayClient:
+    """A ReplayClient for `backend`: switch/host need `address` (ip, port), inprocess
+    needs `service` (and uses `src_ip` for the ACL). Options go to ReplayClient."""
+    if backend in ("switch", "host"):
+        if address is None:
+            raise ValueError(f"backend {backend!r} needs address=(ip, port), e.g. "
+                             f"(vip, {REPLAY_UDP_PORT})")
+        transport: Transport = UdpTransport(address, bind)
+    elif backend == "inprocess":
+        if service is None:
+            raise ValueError("backend 'inprocess' needs service=ReplayService(...)")
+        transport = InProcessTransport(service, src_ip)
+    else:
+        raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    return ReplayClient(transport, **options)  # type: ignore[arg-type]

@@ -1,0 +1,357 @@
+"""Training runner: a Learner and N Actors against one replay backend.
+
+    python -m agent.train --backend inprocess --actors 2 --env CartPole-v1 --seed 1
+    python -m agent.train --backend host --actors 2          # starts a host server on loopback
+    python -m agent.train --backend host --replay 198.18.0.10:45000 --weights-dest ...
+    python -m agent.train --backend switch --replay <vip>:45000 --weights-dest <group>:45001
+
+The Learner runs in this process; Actors run as threads (required for
+inprocess) or processes. Weights go over UDP: to each --weights-dest (the
+switch's broadcast group), or by default to every actor's loopback port.
+The run stops when the mean greedy return over eval_episodes reaches
+solve_return, or when --max-env-steps / --max-seconds run out, and prints
+one SUMMARY line. Everything lands in --run-dir: metrics.csv,
+checkpoint.pt (resume with --resume), summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import multiprocessing as mp
+import queue
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from agent.actor import Actor, ActorReport
+from agent.dqn import set_torch_threads
+from agent.evaluate import evaluate
+from agent.hparams import Hyperparams, apply_overrides
+from agent.learner import Learner
+from agent.metrics import MetricsLog
+from agent.protocol import REPLAY_UDP_PORT
+from agent.replay_client import BACKENDS, ReplayClient, make_client
+from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+SERVER_START_TIMEOUT = 30.0
+JOIN_TIMEOUT = 5.0
+
+
+def _address(text: str, default_port: int) -> tuple[str, int]:
+    host, _, port = text.partition(":")
+    return host, int(port) if port else default_port
+
+
+@dataclass(frozen=True)
+class ActorSpec:
+    """Everything an actor needs to build its client and weight receiver (picklable)."""
+
+    index: int
+    num_actors: int
+    hp: Hyperparams
+    seed: int
+    backend: str
+    replay: tuple[str, int] | None
+    bind: str
+    weights_bind: tuple[str, int]
+    table: int
+    ack_inserts: bool
+
+
+def _client(spec: ActorSpec, service: ReplayService | None) -> ReplayClient:
+    return make_client(spec.backend, address=spec.replay, service=service,
+                       bind=(spec.bind, 0), table=spec.table, ack_inserts=spec.ack_inserts)
+
+
+def _run_actor(spec: ActorSpec, stop: threading.Event, reports: queue.Queue,
+               service: ReplayService | None, receiver: WeightReceiver) -> None:
+    actor = Actor(spec.index, spec.num_actors, spec.hp, _client(spec, service), receiver,
+                  spec.seed)
+    actor.run(stop, reports.put)
+
+
+def actor_process(spec: ActorSpec, stop: threading.Event, reports: queue.Queue) -> None:
+    """Entry point of an actor process (UDP backends)."""
+    set_torch_threads(1)
+    _run_actor(spec, stop, reports, None, WeightReceiver(spec.weights_bind))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def start_host_server(hp: Hyperparams, table: int, seed: int) -> tuple[subprocess.Popen, int]:
+    """A host replay server process on loopback; returns it and its port once it listens."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "agent.host_server", "--bind", LOOPBACK, "--port", str(port),
+           "--tables", str(table), "--capacity", str(hp.capacity),
+           "--min-size", str(hp.learning_starts), "--mode", hp.sample_mode,
+           "--allow", LOOPBACK, "--seed", str(seed)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    ready = threading.Event()
+
+    def watch() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("host replay server on"):
+                ready.set()
+            print(f"[host-server] {line.rstrip()}", flush=True)
+
+    threading.Thread(target=watch, daemon=True).start()
+    if not ready.wait(SERVER_START_TIMEOUT):
+        proc.terminate()
+        raise RuntimeError("host replay server did not start")
+    return proc, port
+
+
+class Run:
+    """One training run: builds the pieces, runs the loop, reports."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+        self.run_dir: Path = args.run_dir
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.actor_mode = args.actor_mode or ("thread" if args.backend == "inprocess"
+                                              else "process")
+        self.ctx = mp.get_context("spawn")
+        threads = self.actor_mode == "thread"
+        self.actor_stop = threading.Event() if threads else self.ctx.Event()
+        self.reports: queue.Queue = queue.Queue() if threads else self.ctx.Queue()
+        self.workers: list[threading.Thread | mp.process.BaseProcess] = []
+        self.server: subprocess.Popen | None = None
+        self.service: ReplayService | None = None
+        self.env_steps = 0
+        self.inserts = 0
+        self.episodes = 0
+        self.returns: deque[float] = deque(maxlen=20)
+        self.elapsed_before = 0.0
+
+    # --- set-up -------------------------------------------------------------------
+
+    def replay_address(self) -> tuple[str, int] | None:
+        args = self.args
+        if args.backend == "inprocess":
+            cfg = TableConfig(capacity=self.hp.capacity, min_size=self.hp.learning_starts)
+            self.service = ReplayService(seed=args.seed)
+            self.service.configure(args.table, cfg)
+            self.service.allow(LOOPBACK, args.table, ALLOW_ALL)
+            return None
+        if args.replay:
+            return _address(args.replay, REPLAY_UDP_PORT)
+        if args.backend == "switch":
+            raise SystemExit("--backend switch needs --replay VIP[:PORT]")
+        self.server, port = start_host_server(self.hp, args.table, args.seed)
+        return LOOPBACK, port
+
+    def start_actors(self, replay: tuple[str, int] | None) -> list[tuple[str, int]]:
+        """Start the actors; returns the learner's weight destinations."""
+        args = self.args
+        if args.backend == "inprocess" and self.actor_mode != "thread":
+            raise SystemExit("the inprocess backend needs --actor-mode thread")
+        broadcast = [_address(d, args.weights_port) for d in args.weights_dest]
+        loopback: list[tuple[str, int]] = []
+        for i in range(args.actors):
+            if broadcast:  # one port on every actor host; the switch fans out
+                weights_bind = (args.actor_bind, args.weights_port)
+            else:  # one port per actor on this host
+                weights_bind = (args.actor_bind,
+                                args.weights_port + i if args.weights_port else _free_port())
+                loopback.append(weights_bind)
+            spec = ActorSpec(i, args.actors, self.hp, args.seed * 1000 + i, args.backend, replay,
+                             args.bind, weights_bind, args.table, args.ack_inserts)
+            if self.actor_mode == "thread":
+                worker: threading.Thread | mp.process.BaseProcess = threading.Thread(
+                    target=_run_actor, name=f"actor-{i}", daemon=True,
+                    args=(spec, self.actor_stop, self.reports, self.service,
+                          WeightReceiver(weights_bind)))
+            else:
+                worker = self.ctx.Process(target=actor_process, name=f"actor-{i}", daemon=True,
+                                          args=(spec, self.actor_stop, self.reports))
+            worker.start()
+            self.workers.append(worker)
+        return broadcast or loopback
+
+    def stop_all(self) -> None:
+        """Stop the actors (and the host server this run started)."""
+        self.actor_stop.set()
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for worker in self.workers:
+            while worker.is_alive() and time.monotonic() < deadline:
+                self.drain_reports()
+                worker.join(timeout=0.1)
+        for worker in self.workers:
+            if isinstance(worker, mp.process.BaseProcess) and worker.is_alive():
+                log.warning("actor %s (pid %s) did not stop; terminating", worker.name,
+                            worker.pid)
+                worker.terminate()
+                worker.join(timeout=1.0)
+        self.drain_reports()
+        if self.server is not None:
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=JOIN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+
+    def drain_reports(self) -> None:
+        while True:
+            try:
+                r: ActorReport = self.reports.get_nowait()
+            except (queue.Empty, OSError, ValueError):
+                return
+            self.env_steps += r.env_steps
+            self.inserts += r.inserts
+            self.episodes += len(r.returns)
+            self.returns.extend(r.returns)
+
+    # --- the loop -----------------------------------------------------------------
+
+    def run(self) -> dict[str, object]:
+        args, hp = self.args, self.hp
+        set_torch_threads(1)
+        random.seed(args.seed)
+        np.random.seed(args.seed)
+        env = gym.make(hp.env_id)
+        obs_dim = int(np.prod(env.observation_space.shape))
+        n_actions = int(env.action_space.n)
+        max_return = float(env.spec.max_episode_steps or np.inf) if env.spec else np.inf
+        replay = self.replay_address()
+        metrics = MetricsLog(self.run_dir / "metrics.csv")
+        learner_client = make_client(args.backend, address=replay, service=self.service,
+                                     bind=(args.bind, 0), table=args.table)
+        dests = self.start_actors(replay)
+        learner = Learner(hp, learner_client, obs_dim, n_actions, WeightSender(dests),
+                          seed=args.seed)
+        if args.resume:
+            extra = learner.load(args.resume)
+            self.env_steps = int(extra.get("env_steps", 0))
+            self.episodes = int(extra.get("episodes", 0))
+            self.elapsed_before = float(extra.get("wall_s", 0.0))
+            print(f"resumed from {args.resume} at learner step {learner.steps}", flush=True)
+        start = time.monotonic()
+        solved, eval_mean = False, float("nan")
+        last = (start, 0, 0)  # time, samples, inserts at the previous metrics row
+        losses: list[float] = []
+        learner.broadcast()
+        try:
+            while True:
+                info = learner.step()
+                self.drain_reports()
+                wall = time.monotonic() - start + self.elapsed_before
+                if self.env_steps >= args.max_env_steps or wall >= args.max_seconds:
+                    break
+                if info is None:
+                    if learner.waits % 100 == 0:
+                        learner.broadcast()  # keeps paced actors going while the table fills
+                    time.sleep(0.005)
+                    continue
+                losses.append(info.loss)
+                row_eval = float("nan")
+                if info.step % hp.eval_every == 0:
+                    result = evaluate(learner.q, hp.env_id, hp.eval_episodes, give_up_below=
+                                      hp.solve_return, max_return=max_return)
+                    if result.complete:
+                        row_eval = eval_mean = result.mean
+                        solved = result.mean >= hp.solve_return
+                if info.step % hp.log_every == 0 or solved:
+                    now = time.monotonic()
+                    samples = learner_client.stats()["samples"]
+                    metrics.row(wall_s=wall, learner_steps=info.step, env_steps=self.env_steps,
+                                episodes=self.episodes, train_return=self._train_return(),
+                                eval_return=row_eval, loss=float(np.mean(losses)),
+                                samples_per_s=(samples - last[1]) / (now - last[0]),
+                                inserts_per_s=(self.inserts - last[2]) / (now - last[0]))
+                    last, losses = (now, samples, self.inserts), []
+                if info.step % hp.checkpoint_every == 0:
+                    self._save(learner, wall)
+                if solved:
+                    break
+        finally:
+            self.stop_all()
+        wall = time.monotonic() - start + self.elapsed_before
+        if not solved:
+            result = evaluate(learner.q, hp.env_id, hp.eval_episodes)
+            eval_mean, solved = result.mean, result.mean >= hp.solve_return
+        self._save(learner, wall)
+        metrics.row(wall_s=wall, learner_steps=learner.steps, env_steps=self.env_steps,
+                    episodes=self.episodes, train_return=self._train_return(),
+                    eval_return=eval_mean)
+        metrics.close()
+        summary = {"solved": solved, "backend": args.backend, "actors": args.actors,
+                   "env": hp.env_id, "seed": args.seed, "learner_steps": learner.steps,
+                   "env_steps": self.env_steps, "wall_s": round(wall, 1),
+                   "eval_return": eval_mean, "client": learner_client.stats(),
+                   "hparams": asdict(hp)}
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        print(f"SUMMARY solved={solved} backend={args.backend} actors={args.actors} "
+              f"env={hp.env_id} seed={args.seed} learner_steps={learner.steps} "
+              f"env_steps={self.env_steps} wall_s={wall:.1f} eval_return={eval_mean:.1f}",
+              flush=True)
+        return summary
+
+    def _train_return(self) -> float:
+        return float(np.mean(self.returns)) if self.returns else float("nan")
+
+    def _save(self, learner: Learner, wall: float) -> None:
+        learner.save(self.run_dir / "checkpoint.pt", env_steps=self.env_steps,
+                     episodes=self.episodes, wall_s=wall)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", choices=BACKENDS, default="inprocess")
+    p.add_argument("--actors", type=int, default=2)
+    p.add_argument("--env", default="CartPole-v1")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-env-steps", type=int, default=500_000)
+    p.add_argument("--max-seconds", type=float, default=900.0)
+    p.add_argument("--run-dir", type=Path, default=None, help="default runs/<backend>-s<seed>")
+    p.add_argument("--resume", type=Path, default=None, help="checkpoint to resume from")
+    p.add_argument("--replay", default=None, metavar="IP[:PORT]",
+                   help="replay service address (switch VIP or host server)")
+    p.add_argument("--table", type=int, default=0)
+    p.add_argument("--bind", default="0.0.0.0", help="local address of replay clients")
+    p.add_argument("--ack-inserts", action="store_true", help="actors wait for insert ACKs")
+    p.add_argument("--actor-mode", choices=["thread", "process"], default=None)
+    p.add_argument("--actor-bind", default=LOOPBACK, help="address actors get weights on")
+    p.add_argument("--weights-port", type=int, default=0,
+                   help="actor weight port (+i per actor on loopback); 0 = free ports")
+    p.add_argument("--weights-dest", action="append", default=[], metavar="IP[:PORT]",
+                   help="where the learner sends weights (the broadcast group); "
+                        "default: every actor's loopback port")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="hyperparameter override, e.g. --set lr=5e-4")
+    args = p.parse_args(argv)
+    if args.run_dir is None:
+        args.run_dir = Path("runs") / f"{args.backend}-s{args.seed}-{int(time.time())}"
+    if args.weights_dest and not args.weights_port:
+        args.weights_port = WEIGHTS_UDP_PORT
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    summary = Run(parse_args(argv)).run()
+    sys.exit(0 if summary["solved"] else 1)
+
+
+if __name__ == "__main__":
+    main()

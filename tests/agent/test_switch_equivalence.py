@@ -1,0 +1,194 @@
+"""ReplayService against the compiled P4 program (p4src/build/replay.json) run by
+the Python switch: the same request sequence, the same replies and the same
+register contents afterwards. SAMPLE draws are random on both sides, so a sampled
+reply is checked against the (identical) table state instead of field by field."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent import protocol
+from agent.protocol import NUM_SLOTS, NUM_TABLES, PAYLOAD_WORDS, Message, Mode, Op, Status
+from agent.replay_memory import (
+    ALLOW_ALL,
+    ALLOW_INSERT,
+    ReplayService,
+    TableConfig,
+    parse_request,
+)
+
+pyswitch = pytest.importorskip("bmv2.pyswitch")
+scapy_inet = pytest.importorskip("scapy.layers.inet")
+scapy_l2 = pytest.importorskip("scapy.layers.l2")
+
+PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "build" / "replay.json"
+VIP, HOST, ACTOR, OUTSIDER = "198.18.0.100", "198.18.0.1", "198.18.0.2", "198.18.0.9"
+CPU_PORT, LOOP_PORT, HOST_PORT = 255, 510, 1
+P = "ReplayIngress."
+CONFIGS = {
+    0: TableConfig(capacity=8, min_size=2, max_batch=16, default_mode=Mode.PRIORITIZED),
+    1: TableConfig(capacity=64, min_size=1, max_batch=32, default_mode=Mode.UNIFORM),
+    2: TableConfig(enabled=False, capacity=16),
+}
+ACL = [(HOST, 0, ALLOW_ALL), (HOST, 1, ALLOW_ALL), (HOST, 2, ALLOW_ALL), (ACTOR, 0, ALLOW_INSERT)]
+
+
+def ip(text: str) -> int:
+    return int(ipaddress.ip_address(text))
+
+
+class SwitchUnderTest:
+    """The compiled replay program in the Python switch, configured like the service."""
+
+    def __init__(self) -> None:
+        self.sw = pyswitch.Switch.from_json_file(PROGRAM, cpu_port=CPU_PORT, seed=3)
+        self.sw.table_add(P + "replay_vip", [ip(VIP)], P + "replay_vip_hit")
+        for table, c in CONFIGS.items():
+            self.sw.table_add(P + "replay.replay_table_config", [table], P + "replay.configure",
+                              (int(c.enabled), c.capacity, c.min_size, c.max_batch,
+                               c.default_mode))
+        for src, table, ops in ACL:
+            self.sw.table_add(P + "replay.replay_acl", [ip(src), table], P + "replay.allow",
+                              (ops,))
+        self.sw.clone_session_set(100, port=LOOP_PORT)
+
+    def request(self, data: bytes, src: str, cpu: bool) -> list[Message]:
+        frame = bytes(scapy_l2.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:64")
+                      / scapy_inet.IP(src=src, dst=VIP)
+                      / scapy_inet.UDP(sport=40000, dport=protocol.REPLAY_UDP_PORT) / data)
+        if cpu:
+            frame = b"\x00\x00" + frame  # packet_out, egress_port 0: through the pipeline
+        replies = []
+        for port, out in self.sw.process(CPU_PORT if cpu else HOST_PORT, frame):
+            assert port == (CPU_PORT if cpu else HOST_PORT)
+            pkt = scapy_l2.Ether(out[2:] if cpu else out)
+            replies.append(protocol.decode(bytes(pkt[scapy_inet.UDP].payload)))
+        return replies
+
+    def register(self, name: str) -> np.ndarray:
+        return np.asarray(self.sw.register_read_all(P + "replay." + name), dtype=np.int64)
+
+
+def service() -> ReplayService:
+    svc = ReplayService(seed=3)
+    for table, c in CONFIGS.items():
+        svc.configure(table, c)
+    for src, table, ops in ACL:
+        svc.allow(src, table, ops)
+    return svc
+
+
+def random_requests(rng: np.random.Generator, count: int, svc: ReplayService):
+    """(datagram, source, from_cpu) covering every op and refusal; half the updates
+    name a slot and stamp that `svc` (the reference state) currently holds."""
+    zero = protocol.words_to_payload([0])
+    for msg in (protocol.sample(1, 4), Message(op=0), Message(op=200),  # below min, unknown op
+                protocol.insert(0, zero, priority=0.0), protocol.insert(0, zero, priority=0.0),
+                protocol.sample(0, 3)):  # a prioritized sample of total 0: EMPTY
+        yield protocol.encode(msg), HOST, False
+    stamps = [0, 1, 2]
+    for _ in range(count):
+        kind = rng.choice(["insert", "insert", "insert", "sample", "sample", "update", "update",
+                           "cpu", "host_cpu", "junk"])
+        table = int(rng.choice([0, 0, 0, 1, 1, 2, 3, 4]))
+        rid = int(rng.integers(1, 2**32))
+        src = str(rng.choice([HOST, HOST, HOST, ACTOR, OUTSIDER]))
+        words = rng.integers(0, 2**32, size=PAYLOAD_WORDS, dtype=np.uint64)
+        payload = protocol.words_to_payload(words)
+        if kind == "insert":
+            prio = None if rng.random() < 0.5 else float(rng.choice([0.0, 0.5, 1.0, 3.25, 9.0]))
+            msg = protocol.insert(table, payload, priority=prio, ack=bool(rng.random() < 0.7),
+                                  request_id=rid)
+            stamps.append(stamps[-1] + 1)
+        elif kind == "sample":
+            msg = Message(op=Op.SAMPLE, table=table, count=int(rng.integers(0, 20)),
+                          flags=int(rng.choice([0, 1, 2])) << 4, request_id=rid)
+        elif kind == "update":
+            slot = int(rng.integers(0, 10))
+            stamp = int(rng.choice(stamps[-12:])) + int(rng.integers(0, 2))
+            held = np.flatnonzero(svc.tables[table].stamps) if table < NUM_TABLES else []
+            if len(held) and rng.random() < 0.5:
+                slot = int(rng.choice(held))
+                stamp = int(svc.tables[table].stamps[slot])
+            msg = protocol.update(table, slot, stamp,
+                                  float(rng.choice([0.0, 0.75, 2.0, 12.5, 40.0])),
+                                  ack=bool(rng.random() < 0.7), request_id=rid)
+        elif kind in ("cpu", "host_cpu"):
+            op = rng.choice(["read", "write", "get", "set"])
+            slot = int(rng.integers(0, 10))
+            msg = {"read": protocol.read(table, slot, request_id=rid),
+                   "write": protocol.write(table, slot, int(rng.integers(0, 50)),
+                                           int(rng.integers(0, 2**20)), payload, request_id=rid),
+                   "get": protocol.get_state(table, request_id=rid),
+                   "set": protocol.set_state(table, pointer=int(rng.integers(0, 10)),
+                                             sequence=int(rng.integers(0, 100)),
+                                             max_priority_fixed=int(rng.integers(0, 2**20)),
+                                             size=int(rng.integers(0, 9)), request_id=rid)}[op]
+            yield protocol.encode(msg), HOST, kind == "cpu"
+            continue
+        else:
+            data = bytearray(protocol.encode(protocol.insert(table, payload, request_id=rid)))
+            cut = int(rng.integers(0, len(data)))
+            data[int(rng.integers(0, 36))] ^= 1 << int(rng.integers(0, 8))
+            yield bytes(data[:cut] if rng.random() < 0.5 else data), src, False
+            continue
+        yield protocol.encode(msg), src, False
+
+
+def check_sampled(reply: Message, svc: ReplayService) -> None:
+    table = svc.tables[reply.table]
+    assert reply.stamp == table.stamps[reply.slot]
+    assert reply.priority == table.tree.get(reply.slot)[0]
+    assert reply.payload == table.payloads[reply.slot].tobytes()
+
+
+def test_service_answers_like_the_compiled_program() -> None:
+    if not PROGRAM.exists():
+        pytest.skip("p4src/build/replay.json is not built")
+    switch, svc = SwitchUnderTest(), service()
+    statuses: set[int] = set()
+    updated = 0
+    for data, src, cpu in random_requests(np.random.default_rng(11), 600, svc):
+        want = switch.request(data, src, cpu)
+        got = svc.handle(parse_request(data), src, from_cpu=cpu)
+        assert len(got) == len(want), (data.hex(), got, want)
+        for g, w in zip(got, want, strict=True):
+            statuses.add(w.status)
+            updated += w.op == Op.UPDATE and w.ok
+            if w.op == Op.SAMPLE and w.ok:
+                fields = ("op", "flags", "status", "count", "index", "request_id", "size", "total")
+                assert [getattr(g, f) for f in fields] == [getattr(w, f) for f in fields]
+                check_sampled(w, svc)
+            else:
+                assert g == w, data.hex()
+    assert {s.value for s in Status} - statuses == set()
+    assert updated > 10
+    for t in range(NUM_TABLES):
+        table = svc.tables[t]
+        for name, value in (("ring_ptr", table.pointer), ("ring_count", table.size),
+                            ("insert_seq", table.sequence), ("max_priority", table.max_priority)):
+            assert switch.register("table_state." + name)[t] == value, (t, name)
+        part = slice(t * NUM_SLOTS, (t + 1) * NUM_SLOTS)
+        assert np.array_equal(switch.register("sum_tree.tree_leaf")[part], table.tree.leaves())
+        assert switch.register("sum_tree.tree_root")[t] == table.tree.total
+        assert np.array_equal(switch.register("slot_store.slot_stamp")[part], table.stamps)
+        words = table.payloads.view(">u4")
+        for w in range(PAYLOAD_WORDS):
+            assert np.array_equal(switch.register(f"slot_store.payload_w{w}")[part], words[:, w])
+
+
+def test_reset_answers_like_the_compiled_program() -> None:
+    if not PROGRAM.exists():
+        pytest.skip("p4src/build/replay.json is not built")
+    switch, svc = SwitchUnderTest(), service()
+    for i in range(5):
+        data = protocol.encode(protocol.insert(0, protocol.words_to_payload([i]), ack=True))
+        assert switch.request(data, HOST, False) == svc.handle(parse_request(data), HOST)
+    data = protocol.encode(protocol.reset(0, request_id=42))
+    assert switch.request(data, HOST, True) == svc.handle(parse_request(data), HOST, from_cpu=True)
+    assert not switch.register("slot_store.slot_stamp").any()
+
