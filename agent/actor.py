@@ -7,10 +7,12 @@ the table's running max applies), inserts them in batches and takes the
 Learner's weight broadcasts as they complete.
 
 Pacing: with env_steps_per_update > 0 an actor keeps its env steps within
-(learning_starts + env_steps_per_update * learner_step) / N, the learner step
-being the version of the last weights received. If no new version arrives for
-THROTTLE_PATIENCE seconds (a stalled or restarted Learner, lost inserts
-keeping the table below its min size) it steps anyway, so it never deadlocks.
+(learning_starts + env_steps_per_update * learner_steps) / N, learner_steps
+being how far the weight versions received have advanced since the first one
+(so actors joining a resumed Learner pace from where it is). Each THROTTLE_PATIENCE
+seconds without a new version (a stalled or restarted Learner, lost inserts
+keeping the table below its min size) grants one more insert batch of steps,
+so pacing can slow an actor down but never deadlock it.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ class Actor:
         self._pending: list[NStep] = []
         self._reported = (0, 0)
         self._last_weights = time.monotonic()
+        self._granted = 0
+        self._first_version: int | None = None
 
     def run(self, stop: StopFlag, report: Callable[[ActorReport], None] | None = None,
             max_steps: int | None = None) -> None:
@@ -132,12 +136,16 @@ class Actor:
     def _throttled(self) -> bool:
         if self.hp.env_steps_per_update <= 0:
             return False
-        learner_step = max(self.version, 0)
-        allowance = (self.hp.learning_starts + self.hp.env_steps_per_update * learner_step) \
+        learner_steps = 0 if self._first_version is None else self.version - self._first_version
+        allowance = (self.hp.learning_starts + self.hp.env_steps_per_update * learner_steps) \
             / self.num_actors + 2 * self.hp.insert_batch + self.hp.n_step
-        if self.env_steps < allowance:
+        if self.env_steps < allowance + self._granted:
             return False
-        return time.monotonic() - self._last_weights < THROTTLE_PATIENCE
+        if time.monotonic() - self._last_weights < THROTTLE_PATIENCE:
+            return True
+        self._granted += self.hp.insert_batch
+        self._last_weights = time.monotonic()
+        return False
 
     def _take_weights(self, timeout: float) -> None:
         if self.receiver is None:
@@ -146,7 +154,10 @@ class Actor:
         if update is not None:
             load_flat_parameters(self.q, update.flat)
             self.version = update.version
+            if self._first_version is None:
+                self._first_version = update.version
             self._last_weights = time.monotonic()
+            self._granted = 0
 
     def _flush(self) -> None:
         if not self._pending:

@@ -17,9 +17,9 @@ snapshot and restore work against the baseline too.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import signal
-import socket
 import threading
 from collections.abc import Iterable
 
@@ -35,6 +35,7 @@ from agent.udp import udp_socket
 
 log = logging.getLogger(__name__)
 
+POLL_INTERVAL = 0.05  # how soon serve_forever notices stop()
 _OP_LETTERS = {"i": ALLOW_INSERT, "s": ALLOW_SAMPLE, "u": ALLOW_UPDATE}
 
 
@@ -48,7 +49,7 @@ class HostServer:
         self.internal_errors = 0
         self._stop = threading.Event()
         self._sock = udp_socket(bind)
-        self._sock.settimeout(0.2)
+        self._sock.settimeout(POLL_INTERVAL)
         self._thread: threading.Thread | None = None
 
     @property
@@ -105,9 +106,12 @@ def parse_allow(spec: str) -> tuple[str, int]:
     """'IP' or 'IP:OPS' with OPS letters from 'isu' -> (ip, ALLOW_* bits)."""
     ip, _, letters = spec.partition(":")
     letters = letters or "isu"
-    if not ip or any(c not in _OP_LETTERS for c in letters):
+    try:
+        ipaddress.IPv4Address(ip)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--allow: {ip!r} is not an IPv4 address") from None
+    if any(c not in _OP_LETTERS for c in letters):
         raise argparse.ArgumentTypeError(f"--allow wants IP or IP:OPS (OPS from 'isu'): {spec!r}")
-    socket.inet_aton(ip)
     bits = 0
     for c in letters:
         bits |= _OP_LETTERS[c]

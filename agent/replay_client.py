@@ -426,6 +426,11 @@ class PrefetchingSampler:
     def __iter__(self) -> PrefetchingSampler:
         return self
 
+    @property
+    def in_flight(self) -> int:
+        """Requests sent ahead and not yet handed to the caller."""
+        return len(self._queue)
+
     def __next__(self) -> SampleBatch:
         while len(self._queue) <= self.depth:
             self._queue.append(self.client.sample_async(self.n, self.mode))

@@ -161,13 +161,14 @@ class Run:
         self.server, port = start_host_server(self.hp, args.table, args.seed)
         return LOOPBACK, port
 
-    def start_actors(self, replay: tuple[str, int] | None) -> list[tuple[str, int]]:
-        """Start the actors; returns the learner's weight destinations."""
+    def plan_actors(self, replay: tuple[str, int] | None) -> tuple[list[ActorSpec],
+                                                                   list[tuple[str, int]]]:
+        """Each actor's spec, and the learner's weight destinations."""
         args = self.args
         if args.backend == "inprocess" and self.actor_mode != "thread":
             raise SystemExit("the inprocess backend needs --actor-mode thread")
         broadcast = [_address(d, args.weights_port) for d in args.weights_dest]
-        loopback: list[tuple[str, int]] = []
+        specs, loopback = [], []
         for i in range(args.actors):
             if broadcast:  # one port on every actor host; the switch fans out
                 weights_bind = (args.actor_bind, args.weights_port)
@@ -175,19 +176,23 @@ class Run:
                 weights_bind = (args.actor_bind,
                                 args.weights_port + i if args.weights_port else _free_port())
                 loopback.append(weights_bind)
-            spec = ActorSpec(i, args.actors, self.hp, args.seed * 1000 + i, args.backend, replay,
-                             args.bind, weights_bind, args.table, args.ack_inserts)
+            specs.append(ActorSpec(i, args.actors, self.hp, args.seed * 1000 + i, args.backend,
+                                   replay, args.bind, weights_bind, args.table,
+                                   args.ack_inserts))
+        return specs, broadcast or loopback
+
+    def start_actors(self, specs: list[ActorSpec]) -> None:
+        for spec in specs:
             if self.actor_mode == "thread":
                 worker: threading.Thread | mp.process.BaseProcess = threading.Thread(
-                    target=_run_actor, name=f"actor-{i}", daemon=True,
+                    target=_run_actor, name=f"actor-{spec.index}", daemon=True,
                     args=(spec, self.actor_stop, self.reports, self.service,
-                          WeightReceiver(weights_bind)))
+                          WeightReceiver(spec.weights_bind)))
             else:
-                worker = self.ctx.Process(target=actor_process, name=f"actor-{i}", daemon=True,
-                                          args=(spec, self.actor_stop, self.reports))
+                worker = self.ctx.Process(target=actor_process, name=f"actor-{spec.index}",
+                                          daemon=True, args=(spec, self.actor_stop, self.reports))
             worker.start()
             self.workers.append(worker)
-        return broadcast or loopback
 
     def stop_all(self) -> None:
         """Stop the actors (and the host server this run started)."""
@@ -237,7 +242,7 @@ class Run:
         metrics = MetricsLog(self.run_dir / "metrics.csv")
         learner_client = make_client(args.backend, address=replay, service=self.service,
                                      bind=(args.bind, 0), table=args.table)
-        dests = self.start_actors(replay)
+        specs, dests = self.plan_actors(replay)
         learner = Learner(hp, learner_client, obs_dim, n_actions, WeightSender(dests),
                           seed=args.seed)
         if args.resume:
@@ -250,8 +255,9 @@ class Run:
         solved, eval_mean = False, float("nan")
         last = (start, 0, 0)  # time, samples, inserts at the previous metrics row
         losses: list[float] = []
-        learner.broadcast()
         try:
+            self.start_actors(specs)
+            learner.broadcast()
             while True:
                 info = learner.step()
                 self.drain_reports()

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from agent import protocol
+from agent.dqn import set_torch_threads
 from agent.host_server import HostServer, build_service
 from agent.protocol import Message
 from agent.replay_memory import ALLOW_ALL, TableConfig
@@ -55,6 +56,12 @@ class RawPeer:
 
     def close(self) -> None:
         self.sock.close()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread() -> None:
+    """Tiny networks run much faster (and fairer to the build) on one thread."""
+    set_torch_threads(1)
 
 
 @pytest.fixture

@@ -1,0 +1,177 @@
+"""ReplayClient: one API over the inprocess and UDP backends, and UDP loss handling."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from agent import protocol
+from agent.host_server import HostServer
+from agent.protocol import HEADER, Mode, Status
+from agent.replay_client import (
+    ReplayClient,
+    ReplayRefused,
+    ReplayTimeout,
+    RetryPolicy,
+    make_client,
+)
+from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from tests.agent.lossy_proxy import LossyProxy
+
+FAST = RetryPolicy(timeout=0.05, retries=6, backoff=1.5, max_timeout=0.3)
+
+
+def payloads(n: int, start: int = 0) -> list[bytes]:
+    return [protocol.floats_to_payload([i]) for i in range(start, start + n)]
+
+
+@pytest.fixture(params=["inprocess", "host"])
+def client(request: pytest.FixtureRequest, server: HostServer) -> Iterator[ReplayClient]:
+    """The same client API over both local backends, on table 0 of the `server` config."""
+    if request.param == "inprocess":
+        c = make_client("inprocess", service=server.service, ack_inserts=True, ack_updates=True)
+    else:
+        c = make_client("host", address=server.address, ack_inserts=True, ack_updates=True,
+                        policy=FAST)
+    yield c
+    c.close()
+
+
+def test_insert_sample_update_round_trip(client: ReplayClient) -> None:
+    with pytest.raises(ReplayRefused) as refused:
+        client.sample(4)
+    assert refused.value.status == Status.BELOW_MIN_SIZE
+    acks = client.insert_many(payloads(5), priorities=[1.0, 2.0, 3.0, 4.0, 5.0])
+    assert [a.slot for a in acks] == [0, 1, 2, 3, 4]
+    assert client.insert(payloads(1, 5)[0]).priority == 5 * protocol.PRIORITY_ONE  # running max
+    batch = client.sample(16, Mode.PRIORITIZED)
+    assert len(batch) == 16 and set(batch.size) == {6} and set(batch.total) == {20.0}
+    assert np.array_equal(batch.payload[:, 0], batch.slot.astype(np.float32))
+    assert client.update(batch.slot[:3], batch.stamp[:3], [0.5, 0.5, 0.5]) == 0
+    assert client.update([0], [99], [1.0]) == 1  # a stale stamp
+    stats = client.stats()
+    assert (stats["inserts"], stats["samples"], stats["updates"], stats["stale"]) == (6, 16, 3, 1)
+    assert stats["refused"] == 1 and stats["timeouts"] == 0
+
+
+def test_prefetching_sampler_keeps_requests_in_flight(client: ReplayClient) -> None:
+    client.insert_many(payloads(8))
+    sampler = client.sampler(4, Mode.UNIFORM, depth=3)
+    batches = [next(sampler) for _ in range(5)]
+    assert all(len(b) == 4 for b in batches)
+    assert sampler.in_flight == 3  # sent ahead while the caller works on a batch
+    stats = client.stats()
+    assert stats["sample_batches"] == 5 and stats["samples"] == 20
+
+
+def test_fire_and_forget_refusals_are_counted_not_raised(server: HostServer) -> None:
+    c = make_client("host", address=server.address, table=3, policy=FAST)
+    c.insert(payloads(1)[0])  # table 3 is not configured: an UNKNOWN_TABLE reply comes back
+    with pytest.raises(ReplayRefused):
+        c.sample(1)  # drains the insert's error first, then is refused itself
+    assert c.stats()["refused"] == 2 and c.stats()["inserts"] == 1
+    c.close()
+
+
+def test_acked_inserts_count_once_under_loss_and_duplication(server: HostServer) -> None:
+    proxy = LossyProxy(server.address, loss=0.2, duplicate=0.2, seed=1)
+    c = make_client("host", address=proxy.address, ack_inserts=True, ack_updates=True,
+                    policy=FAST)
+    try:
+        acks = c.insert_many(payloads(150))
+        stats = c.stats()
+        assert len(acks) == 150 and stats["inserts"] == 150
+        assert stats["retries"] > 0 and stats["timeouts"] == 0
+        assert server.service.tables[0].sequence >= 150  # at least once (retries may repeat)
+        batches = [c.sample(16, Mode.UNIFORM) for _ in range(8)]
+        assert sum(len(b) for b in batches) == c.stats()["samples"]
+        assert all(len(b) <= 16 for b in batches)
+        stale = c.update(batches[0].slot, batches[0].stamp, np.ones(len(batches[0])))
+        assert c.stats()["updates"] + stale == len(batches[0])
+        assert c.stats()["dropped_replies"] > 0  # duplicates were seen and dropped
+    finally:
+        c.close()
+        proxy.close()
+
+
+def _reply_index(data: bytes) -> int:
+    return HEADER.unpack_from(data)[6]
+
+
+def test_lost_sample_replies_are_topped_up(server: HostServer) -> None:
+    server.service.tables[0].config = TableConfig(capacity=8, min_size=1, max_batch=16)
+    fill = make_client("inprocess", service=server.service)
+    fill.insert_many(payloads(8))
+    first_request = {"seen": False}
+
+    def drop_index_3_once(direction: str, data: bytes) -> bool:
+        if direction == "down" and _reply_index(data) == 3 and not first_request["seen"]:
+            first_request["seen"] = True
+            return True
+        return False
+
+    proxy = LossyProxy(server.address, drop=drop_index_3_once)
+    c = make_client("host", address=proxy.address, policy=FAST)
+    try:
+        batch = c.sample(10, Mode.UNIFORM)
+        assert len(batch) == 10
+        assert c.stats()["retries"] == 1 and c.stats()["partial_batches"] == 0
+    finally:
+        c.close()
+        proxy.close()
+
+
+def test_partial_batch_is_returned_when_retries_run_out(server: HostServer) -> None:
+    fill = make_client("inprocess", service=server.service)
+    fill.insert_many(payloads(8))
+    proxy = LossyProxy(server.address,
+                       drop=lambda d, data: d == "down" and _reply_index(data) == 2)
+    c = make_client("host", address=proxy.address, policy=RetryPolicy(timeout=0.05, retries=0))
+    try:
+        batch = c.sample(6, Mode.UNIFORM)
+        assert len(batch) == 5 and 2 not in batch.index
+        stats = c.stats()
+        assert stats["partial_batches"] == 1 and stats["timeouts"] == 1
+    finally:
+        c.close()
+        proxy.close()
+
+
+def test_no_answer_raises_replay_timeout_instead_of_hanging(server: HostServer) -> None:
+    proxy = LossyProxy(server.address, loss=1.0)
+    policy = RetryPolicy(timeout=0.02, retries=2, max_timeout=0.05)
+    c = make_client("host", address=proxy.address, ack_inserts=True, policy=policy)
+    try:
+        with pytest.raises(ReplayTimeout):
+            c.sample(4)
+        with pytest.raises(ReplayTimeout):
+            c.insert(payloads(1)[0])
+        stats = c.stats()
+        assert stats["timeouts"] == 2 and stats["retries"] == 4 and stats["inserts"] == 0
+    finally:
+        c.close()
+        proxy.close()
+
+
+def test_nothing_listening_is_a_timeout_too() -> None:
+    service = ReplayService()
+    service.configure(0, TableConfig())
+    service.allow("127.0.0.1", 0, ALLOW_ALL)
+    srv = HostServer(service, ("127.0.0.1", 0))
+    address = srv.address
+    srv.stop()  # the port is closed: ICMP unreachable comes back instead of replies
+    c = make_client("host", address=address, policy=RetryPolicy(timeout=0.02, retries=1))
+    with pytest.raises(ReplayTimeout):
+        c.sample(1)
+    c.close()
+
+
+def test_make_client_checks_its_arguments() -> None:
+    with pytest.raises(ValueError):
+        make_client("switch")
+    with pytest.raises(ValueError):
+        make_client("inprocess")
+    with pytest.raises(ValueError):
+        make_client("carrier-pigeon")
