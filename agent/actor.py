@@ -17,6 +17,7 @@ so pacing can slow an actor down but never deadlock it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,7 +83,6 @@ class Actor:
         self.rng = np.random.default_rng(seed)
         self.version = -1
         self.env_steps = 0
-        self.insert_errors = 0
         self._pending: list[NStep] = []
         self._reported = (0, 0)
         self._last_weights = time.monotonic()
@@ -165,10 +165,8 @@ class Actor:
         batch = stack(self._pending, self.index)
         self._pending = []
         priorities = self._priorities(batch) if self.hp.actor_priorities else None
-        try:
+        with contextlib.suppress(ReplayError):  # counted in the client's stats; carry on
             self.client.insert_many(transition.to_payloads(transition.encode(batch)), priorities)
-        except ReplayError:  # counted in the client's stats; the actor carries on
-            self.insert_errors += 1
 
     @torch.inference_mode()
     def _priorities(self, t: transition.Transitions) -> np.ndarray | None:

@@ -50,8 +50,6 @@ class StepInfo:
 
     step: int
     loss: float
-    batch: int
-    mean_q: float
 
 
 class Learner:
@@ -83,7 +81,7 @@ class Learner:
                                          self.hp.beta(self.steps))
         else:
             weights = np.ones(len(batch), dtype=np.float32)
-        loss, td, mean_q = self._train(t, weights)
+        loss, td = self._train(t, weights)
         if self.mode == Mode.PRIORITIZED:
             priorities = (np.abs(td) + self.hp.priority_eps) ** self.hp.per_alpha
             self.client.update(batch.slot, batch.stamp, priorities)
@@ -92,7 +90,7 @@ class Learner:
             self.target.load_state_dict(self.q.state_dict())
         if self.steps % self.hp.broadcast_every == 0:
             self.broadcast()
-        return StepInfo(self.steps, loss, len(batch), mean_q)
+        return StepInfo(self.steps, loss)
 
     def broadcast(self) -> None:
         """Send the current weights to the actors (version = learner step)."""
@@ -111,7 +109,7 @@ class Learner:
         return None
 
     def _train(self, t: transition.Transitions,
-               weights: np.ndarray) -> tuple[float, np.ndarray, float]:
+               weights: np.ndarray) -> tuple[float, np.ndarray]:
         n = len(t)
         obs = torch.from_numpy(np.concatenate([t.obs, t.next_obs]))
         action = torch.from_numpy(t.action).unsqueeze(1)
@@ -128,7 +126,7 @@ class Learner:
         torch.nn.utils.clip_grad_norm_(self.q.parameters(), self.hp.grad_clip)
         self.optimizer.step()
         td = (y - q).detach().numpy()
-        return float(loss.item()), td, float(q.detach().mean().item())
+        return float(loss.item()), td
 
     # --- checkpoints ------------------------------------------------------------------
 
@@ -143,7 +141,7 @@ class Learner:
 
     def load(self, path: Path) -> dict[str, object]:
         """Resume from a checkpoint; returns the `extra` it was saved with."""
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=True)
         self.q.load_state_dict(state["q"])
         self.target.load_state_dict(state["target"])
         self.optimizer.load_state_dict(state["optimizer"])

@@ -55,10 +55,6 @@ class NStepAccumulator:
             return out
         return []
 
-    def reset(self) -> None:
-        """Forget waiting steps (an episode abandoned without an end)."""
-        self._steps.clear()
-
     def _emit(self, i: int, next_obs: np.ndarray, done: bool) -> NStep:
         ret = 0.0
         for k, (_, _, reward) in enumerate(list(self._steps)[i:]):

@@ -98,10 +98,6 @@ class RetryPolicy:
     def timeout_for(self, attempt: int) -> float:
         return min(self.timeout * self.backoff ** attempt, self.max_timeout)
 
-    def bound(self) -> float:
-        """Longest time one request can stay unanswered before it fails."""
-        return sum(self.timeout_for(a) for a in range(self.retries + 1))
-
 
 class Transport(Protocol):
     """Carries requests to a replay service and its replies back."""
@@ -124,10 +120,6 @@ class UdpTransport:
         self._sock.connect(address)
         self._poll = select.poll()
         self._poll.register(self._sock, select.POLLIN)
-
-    @property
-    def local_address(self) -> tuple[str, int]:
-        return self._sock.getsockname()
 
     def send(self, msg: Message) -> None:
         try:

@@ -143,6 +143,7 @@ class Run:
         self.episodes = 0
         self.returns: deque[float] = deque(maxlen=20)
         self.elapsed_before = 0.0
+        self.max_return = float("inf")
 
     # --- set-up -------------------------------------------------------------------
 
@@ -230,6 +231,7 @@ class Run:
     # --- the loop -----------------------------------------------------------------
 
     def run(self) -> dict[str, object]:
+        """Train until solved or out of budget; returns (and writes) the summary."""
         args, hp = self.args, self.hp
         set_torch_threads(1)
         random.seed(args.seed)
@@ -237,62 +239,23 @@ class Run:
         env = gym.make(hp.env_id)
         obs_dim = int(np.prod(env.observation_space.shape))
         n_actions = int(env.action_space.n)
-        max_return = float(env.spec.max_episode_steps or np.inf) if env.spec else np.inf
-        replay = self.replay_address()
+        self.max_return = float(env.spec.max_episode_steps or np.inf) if env.spec else np.inf
         metrics = MetricsLog(self.run_dir / "metrics.csv")
-        learner_client = make_client(args.backend, address=replay, service=self.service,
-                                     bind=(args.bind, 0), table=args.table)
-        specs, dests = self.plan_actors(replay)
-        learner = Learner(hp, learner_client, obs_dim, n_actions, WeightSender(dests),
-                          seed=args.seed)
-        if args.resume:
-            extra = learner.load(args.resume)
-            self.env_steps = int(extra.get("env_steps", 0))
-            self.episodes = int(extra.get("episodes", 0))
-            self.elapsed_before = float(extra.get("wall_s", 0.0))
-            print(f"resumed from {args.resume} at learner step {learner.steps}", flush=True)
-        start = time.monotonic()
-        solved, eval_mean = False, float("nan")
-        last = (start, 0, 0)  # time, samples, inserts at the previous metrics row
-        losses: list[float] = []
         try:
+            replay = self.replay_address()
+            client = make_client(args.backend, address=replay, service=self.service,
+                                 bind=(args.bind, 0), table=args.table)
+            specs, dests = self.plan_actors(replay)
+            learner = Learner(hp, client, obs_dim, n_actions, WeightSender(dests),
+                              seed=args.seed)
+            if args.resume:
+                self._resume(learner, args.resume)
+            start = time.monotonic() - self.elapsed_before
             self.start_actors(specs)
-            learner.broadcast()
-            while True:
-                info = learner.step()
-                self.drain_reports()
-                wall = time.monotonic() - start + self.elapsed_before
-                if self.env_steps >= args.max_env_steps or wall >= args.max_seconds:
-                    break
-                if info is None:
-                    if learner.waits % 100 == 0:
-                        learner.broadcast()  # keeps paced actors going while the table fills
-                    time.sleep(0.005)
-                    continue
-                losses.append(info.loss)
-                row_eval = float("nan")
-                if info.step % hp.eval_every == 0:
-                    result = evaluate(learner.q, hp.env_id, hp.eval_episodes, give_up_below=
-                                      hp.solve_return, max_return=max_return)
-                    if result.complete:
-                        row_eval = eval_mean = result.mean
-                        solved = result.mean >= hp.solve_return
-                if info.step % hp.log_every == 0 or solved:
-                    now = time.monotonic()
-                    samples = learner_client.stats()["samples"]
-                    metrics.row(wall_s=wall, learner_steps=info.step, env_steps=self.env_steps,
-                                episodes=self.episodes, train_return=self._train_return(),
-                                eval_return=row_eval, loss=float(np.mean(losses)),
-                                samples_per_s=(samples - last[1]) / (now - last[0]),
-                                inserts_per_s=(self.inserts - last[2]) / (now - last[0]))
-                    last, losses = (now, samples, self.inserts), []
-                if info.step % hp.checkpoint_every == 0:
-                    self._save(learner, wall)
-                if solved:
-                    break
+            solved, eval_mean = self._loop(learner, client, metrics, start)
         finally:
             self.stop_all()
-        wall = time.monotonic() - start + self.elapsed_before
+        wall = time.monotonic() - start
         if not solved:
             result = evaluate(learner.q, hp.env_id, hp.eval_episodes)
             eval_mean, solved = result.mean, result.mean >= hp.solve_return
@@ -304,14 +267,60 @@ class Run:
         summary = {"solved": solved, "backend": args.backend, "actors": args.actors,
                    "env": hp.env_id, "seed": args.seed, "learner_steps": learner.steps,
                    "env_steps": self.env_steps, "wall_s": round(wall, 1),
-                   "eval_return": eval_mean, "client": learner_client.stats(),
-                   "hparams": asdict(hp)}
+                   "eval_return": eval_mean, "client": client.stats(), "hparams": asdict(hp)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         print(f"SUMMARY solved={solved} backend={args.backend} actors={args.actors} "
               f"env={hp.env_id} seed={args.seed} learner_steps={learner.steps} "
               f"env_steps={self.env_steps} wall_s={wall:.1f} eval_return={eval_mean:.1f}",
               flush=True)
         return summary
+
+    def _loop(self, learner: Learner, client: ReplayClient, metrics: MetricsLog,
+              start: float) -> tuple[bool, float]:
+        """Learner steps with evaluation, metrics and checkpoints; (solved, eval mean)."""
+        args, hp = self.args, self.hp
+        solved, eval_mean = False, float("nan")
+        last = (time.monotonic(), 0, self.inserts)  # time, samples, inserts at the last row
+        losses: list[float] = []
+        learner.broadcast()
+        while True:
+            info = learner.step()
+            self.drain_reports()
+            wall = time.monotonic() - start
+            if self.env_steps >= args.max_env_steps or wall >= args.max_seconds:
+                return solved, eval_mean
+            if info is None:
+                if learner.waits % 100 == 0:
+                    learner.broadcast()  # for actors that missed the first one
+                time.sleep(0.005)
+                continue
+            losses.append(info.loss)
+            row_eval = float("nan")
+            if info.step % hp.eval_every == 0:
+                result = evaluate(learner.q, hp.env_id, hp.eval_episodes,
+                                  give_up_below=hp.solve_return, max_return=self.max_return)
+                if result.complete:
+                    row_eval = eval_mean = result.mean
+                    solved = result.mean >= hp.solve_return
+            if info.step % hp.log_every == 0 or solved:
+                now, samples = time.monotonic(), client.stats()["samples"]
+                metrics.row(wall_s=wall, learner_steps=info.step, env_steps=self.env_steps,
+                            episodes=self.episodes, train_return=self._train_return(),
+                            eval_return=row_eval, loss=float(np.mean(losses)),
+                            samples_per_s=(samples - last[1]) / (now - last[0]),
+                            inserts_per_s=(self.inserts - last[2]) / (now - last[0]))
+                last, losses = (now, samples, self.inserts), []
+            if info.step % hp.checkpoint_every == 0:
+                self._save(learner, wall)
+            if solved:
+                return solved, eval_mean
+
+    def _resume(self, learner: Learner, path: Path) -> None:
+        extra = learner.load(path)
+        self.env_steps = int(extra.get("env_steps", 0))  # type: ignore[call-overload]
+        self.episodes = int(extra.get("episodes", 0))  # type: ignore[call-overload]
+        self.elapsed_before = float(extra.get("wall_s", 0.0))  # type: ignore[arg-type]
+        print(f"resumed from {path} at learner step {learner.steps}", flush=True)
 
     def _train_return(self) -> float:
         return float(np.mean(self.returns)) if self.returns else float("nan")

@@ -1,0 +1,207 @@
+"""Benchmarks: in-network replay vs the host replay server vs in-process.
+
+    python -m agent.bench --switch auto            # `make bench`: every switch present
+    python -m agent.bench --switch python --rounds 3 --out /tmp/bench
+    python -m agent.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
+
+Per switch (the Python switch always, bmv2 when installed) one namespace
+testbed: the replay client in the learner namespace talks to the switch's VIP
+(in-network) or to the host replay server in the `replay` namespace behind the
+same switch (host); the in-process backend needs no network. Each round runs
+every backend's short, bounded measurement plus the switch's forwarding rate,
+in rotating order; results are medians over rounds. Training runs (optional)
+go through `python -m agent.launch`. Writes results.json, results.md and plots
+to --out (docs/benchmarks/); see docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent.benchmarks import bed as bedmod
+from agent.benchmarks.forwarding import forwarding_pps
+from agent.benchmarks.harness import Budget, Job, medians, progress, ratios, run_rounds
+from agent.benchmarks.replay_ops import OpsBudget, measure, warm_up
+from agent.benchmarks.report import machine_info, write_all
+from agent.benchmarks.training import (
+    TrainingHook,
+    TrainingJob,
+    launch_available,
+    launch_hook,
+    run_training,
+    summarize,
+)
+from agent.replay_client import BACKENDS, ReplayClient
+from bmv2.launch import find_bmv2, resolve_kind
+from bmv2.netns import have_netns
+
+REPO = Path(__file__).resolve().parent.parent
+NO_SWITCH = "none"
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v]
+
+
+def _backends(text: str) -> list[str]:
+    names = [b for b in text.split(",") if b]
+    unknown = set(names) - set(BACKENDS)
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"backends from {','.join(BACKENDS)}: {text!r}")
+    return [b for b in BACKENDS if b in names]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--switch", choices=["auto", "python", "bmv2", NO_SWITCH], default="auto",
+                   help="auto: the Python switch and bmv2 if installed; none: in-process only")
+    p.add_argument("--backends", type=_backends, default=list(BACKENDS),
+                   help="comma list from switch,host,inprocess")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--budget-seconds", type=float, default=480.0,
+                   help="bound on all replay/forwarding rounds (split between switches)")
+    p.add_argument("--op-seconds", type=float, default=4.0, help="bound on each measurement")
+    p.add_argument("--inserts", type=int, default=1000, help="timed single INSERTs per round")
+    p.add_argument("--insert-rate", type=int, default=3000, help="INSERTs in the rate loop")
+    p.add_argument("--sample-reps", type=int, default=100, help="SAMPLEs per batch size and mode")
+    p.add_argument("--updates", type=int, default=3000, help="UPDATEs in the rate loop")
+    p.add_argument("--batch-sizes", type=_ints, default=[1, 32, 128])
+    p.add_argument("--forward-packets", type=int, default=30000)
+    p.add_argument("--forward-window", type=int, default=64)
+    p.add_argument("--forward-seconds", type=float, default=3.0)
+    p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
+                   help="also train CartPole per backend via agent.launch (long)")
+    p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
+    p.add_argument("--training-actors", type=_ints, default=[1, 2, 4])
+    p.add_argument("--training-seeds", type=_ints, default=[1, 2, 3])
+    p.add_argument("--training-seconds", type=float, default=600.0, help="bound per run")
+    p.add_argument("--training-env-steps", type=int, default=300_000, help="bound per run")
+    p.add_argument("--training-budget", type=float, default=4 * 3600.0,
+                   help="bound on all training runs")
+    p.add_argument("--config", type=Path, default=bedmod.BASE_CONFIG)
+    p.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks")
+    p.add_argument("--log-dir", type=Path, default=REPO / ".bench")
+    return p.parse_args(argv)
+
+
+def switch_kinds(choice: str) -> tuple[list[str], dict[str, str]]:
+    """Switches to benchmark, and the ones that cannot run here with the reason."""
+    wanted = {"auto": ["python", "bmv2"], NO_SWITCH: []}.get(choice, [choice])
+    skipped: dict[str, str] = {}
+    ok, why = have_netns()
+    if choice == "auto" and find_bmv2() is None:
+        wanted.remove("bmv2")
+        skipped["bmv2"] = "simple_switch_grpc is not installed"
+    if wanted and not ok:
+        skipped |= dict.fromkeys(wanted, why)
+        wanted = []
+    return wanted or [NO_SWITCH], skipped
+
+
+def _ops_budget(args: argparse.Namespace) -> OpsBudget:
+    return OpsBudget(inserts=args.inserts, insert_rate=args.insert_rate,
+                     sample_reps=args.sample_reps, updates=args.updates,
+                     seconds=args.op_seconds, batch_sizes=tuple(args.batch_sizes))
+
+
+def _section(kind: str, backends: list[str], rounds: list[dict]) -> dict:
+    med = medians(rounds)
+    out = {"switch": kind, "backends": backends, "rounds": rounds, "median": med}
+    if "switch" in med and "host" in med:
+        out["ratio_in_network_over_host"] = ratios(med["switch"], med["host"])
+    return out
+
+
+def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
+    """Every round of every backend (and forwarding) on one switch's testbed."""
+    cfg = bedmod.load_config(args.config)
+    backends = args.backends if kind != NO_SWITCH else ["inprocess"]
+    ops = _ops_budget(args)
+    bed = bedmod.NetworkBed(cfg, kind, args.log_dir) if kind != NO_SWITCH else None
+    clients: dict[str, ReplayClient] = {}
+    try:
+        if bed is not None:
+            progress(f"{kind}: starting the testbed and the host replay server")
+            bed.start()
+        for b in backends:
+            clients[b] = (bed.client(b) if bed is not None and b != "inprocess"
+                          else bedmod.inprocess_client(cfg))
+            warm_up(clients[b])
+        jobs: dict[str, Job] = {b: (lambda c=clients[b]: measure(c, ops)) for b in backends}
+        if bed is not None:
+            jobs["forwarding"] = lambda: forwarding_pps(bed.testbed, args.forward_packets,
+                                                        args.forward_seconds,
+                                                        args.forward_window)
+        return _section(kind, backends, run_rounds(args.rounds, jobs, budget, label=kind))
+    except Exception as exc:
+        progress(f"{kind}: failed: {type(exc).__name__}: {exc}")
+        return {"switch": kind, "backends": backends, "error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        for c in clients.values():
+            c.close()
+        if bed is not None:
+            bed.stop()
+            progress(f"{kind}: testbed stopped")
+
+
+def bench_training(args: argparse.Namespace, hook: TrainingHook) -> dict:
+    """The training comparison, or why it did not run."""
+    base = {"max_seconds": args.training_seconds, "max_env_steps": args.training_env_steps,
+            "runs": [], "summary": []}
+    if not args.training:
+        return base | {"status": "skipped (run with --training)"}
+    if hook is launch_hook and not launch_available():
+        return base | {"status": "pending: agent.launch (the training launcher) is not in "
+                                 "the tree yet"}
+    switch = resolve_kind(args.training_switch)
+    stamp = int(time.time())
+    jobs = [TrainingJob(b, switch, n, seed, args.training_seconds, args.training_env_steps,
+                        args.log_dir / "training" / f"{b}-a{n}-s{seed}-{stamp}")
+            for seed in args.training_seeds for n in args.training_actors for b in args.backends]
+    runs = run_training(jobs, hook, Budget(args.training_budget))
+    return base | {"status": f"ran {len(runs)} of {len(jobs)} runs", "switch": switch,
+                   "runs": runs, "summary": summarize(runs)}
+
+
+def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hook) -> dict:
+    """Run the benchmarks and write the results; returns what results.json holds."""
+    args = parse_args(argv)
+    started = datetime.now(UTC)
+    t0 = time.monotonic()
+    load_start = os.getloadavg()
+    kinds, skipped = switch_kinds(args.switch)
+    for kind, why in skipped.items():
+        progress(f"{kind}: not benchmarked: {why}")
+    budget = Budget(args.budget_seconds)
+    testbeds: dict[str, dict] = {k: {"switch": k, "error": why} for k, why in skipped.items()}
+    for i, kind in enumerate(kinds):
+        testbeds[kind] = bench_switch(kind, args, budget.share(len(kinds) - i))
+    results = {
+        "schema": 1,
+        "started_utc": started.isoformat(timespec="seconds"),
+        "command": ["python", "-m", "agent.bench", *(sys.argv[1:] if argv is None else argv)],
+        "machine": machine_info(),
+        "settings": {k: v for k, v in vars(args).items() if not isinstance(v, Path)},
+        "testbeds": testbeds,
+        "training": bench_training(args, training_hook),
+    }
+    results["machine"] |= {"loadavg_start": load_start, "loadavg_end": os.getloadavg()}
+    results["duration_s"] = time.monotonic() - t0
+    for path in write_all(results, args.out):
+        progress(f"wrote {path}")
+    return results
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through every finally: testbeds are stopped
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _terminate)
+    main()

@@ -1,0 +1,243 @@
+"""Results on disk: results.json (every figure and the machine), results.md
+(the tables) and the plots, all in one output directory."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from agent.benchmarks.replay_ops import MODES
+from bmv2.artifacts import find_p4c, p4c_version
+from bmv2.launch import find_bmv2
+
+BMV2_READY = Path("/opt/p4/BMV2_READY")
+BACKEND_NAMES = {"switch": "in-network", "host": "host server", "inprocess": "in-process"}
+SWITCH_NAMES = {"python": "Python switch", "bmv2": "bmv2 simple_switch_grpc",
+                "none": "no switch (in-process only)"}
+LATENCY_PLOT = "latency_by_batch.png"
+FORWARDING_PLOT = "forwarding_pps.png"
+TRAINING_PLOT = "training_return.png"
+
+
+def machine_info() -> dict[str, object]:
+    """CPU, cores, kernel, Python and the P4 toolchain this ran on."""
+    cpu = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        cpu = next((ln.split(":", 1)[1].strip() for ln in cpuinfo.read_text().splitlines()
+                    if ln.startswith("model name")), "")
+    info: dict[str, object] = {"cpu": cpu or platform.processor(), "cores": os.cpu_count(),
+                               "kernel": platform.release(),
+                               "python": platform.python_version()}
+    if BMV2_READY.exists():
+        info["bmv2_ready"] = BMV2_READY.read_text().strip().splitlines()
+    try:
+        info["p4c"] = p4c_version(find_p4c())
+    except (RuntimeError, OSError):
+        info["p4c"] = None
+    info["bmv2"] = _bmv2_version()
+    return info
+
+
+def _bmv2_version() -> str | None:
+    binary = find_bmv2()
+    if binary is None:
+        return None
+    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=10)
+    return (out.stdout or out.stderr).strip() or None
+
+
+def _clean(value: object) -> object:
+    """JSON-safe: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def write_all(results: dict, out_dir: Path) -> list[Path]:
+    """Write results.json, results.md and the plots; returns the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots = [p for p in (plot_latency(results, out_dir / LATENCY_PLOT),
+                         plot_forwarding(results, out_dir / FORWARDING_PLOT),
+                         plot_training(results, out_dir / TRAINING_PLOT)) if p]
+    results["files"] = [p.name for p in plots]
+    json_path = out_dir / "results.json"
+    json_path.write_text(json.dumps(_clean(results), indent=1) + "\n")
+    md_path = out_dir / "results.md"
+    md_path.write_text(markdown(results))
+    return [json_path, md_path, *plots]
+
+
+# --- markdown ---------------------------------------------------------------------------
+
+def _fmt(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def _load(machine: dict, key: str) -> str:
+    value = machine.get(key)
+    return f"{value[0]:.2f}" if value else "–"
+
+
+def _rows(batch_sizes: list[int]) -> list[tuple[str, str]]:
+    rows = [("insert.p50_us", "INSERT+ACK latency p50 (µs)"),
+            ("insert.p99_us", "INSERT+ACK latency p99 (µs)"),
+            ("insert_rate.per_s", "INSERT+ACK rate (/s, 32 in flight)")]
+    for mode in MODES:
+        for n in batch_sizes:
+            rows += [(f"sample.{mode}.{n}.p50_us", f"SAMPLE {n} {mode} latency p50 (µs)"),
+                     (f"sample.{mode}.{n}.p99_us", f"SAMPLE {n} {mode} latency p99 (µs)"),
+                     (f"sample.{mode}.{n}.exp_per_s", f"SAMPLE {n} {mode} rate (experiences/s)")]
+    rows += [("update_rate.per_s", "UPDATE+ACK rate (/s, 32 in flight)"),
+             ("client.retries", "client retries per round"),
+             ("client.timeouts", "client timeouts per round")]
+    return rows
+
+
+def markdown(results: dict) -> str:
+    """The tables of results.md."""
+    m = results["machine"]
+    lines = ["# Benchmark results", "",
+             f"Machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, Python "
+             f"{m['python']}, p4c {m.get('p4c') or '–'}, bmv2 {m.get('bmv2') or '–'}. "
+             f"Run {results['started_utc']}, {results['duration_s']:.0f} s; load average "
+             f"{_load(m, 'loadavg_start')} at the start, {_load(m, 'loadavg_end')} at the end.",
+             "",
+             "Medians over rounds. Latencies: lower is better, so in-network / host "
+             "below 1 means in-network wins; rates: above 1 means in-network wins.", ""]
+    settings = results["settings"]
+    for kind, tb in results["testbeds"].items():
+        lines += [f"## {SWITCH_NAMES.get(kind, kind)}", ""]
+        if tb.get("error"):
+            lines += [f"Not measured: {tb['error']}", ""]
+            continue
+        lines += [f"{len(tb['rounds'])} rounds, backends interleaved in each.", ""]
+        backends = tb["backends"]
+        ratio = tb.get("ratio_in_network_over_host", {})
+        head = ["measurement", *(BACKEND_NAMES[b] for b in backends)]
+        if ratio:
+            head.append("in-network / host")
+        lines += ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+        for key, label in _rows(settings["batch_sizes"]):
+            cells = [_fmt(tb["median"].get(b, {}).get(key)) for b in backends]
+            if ratio:
+                cells.append(_fmt(ratio.get(key)) if not key.startswith("client.") else "")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        fwd = tb["median"].get("forwarding")
+        if fwd:
+            lines += ["", f"Plain IPv4 forwarding through the switch (UDP, 64-byte payload, "
+                      f"{settings['forward_window']} in flight): **{_fmt(fwd['forward.pps'])} "
+                      f"packets/s**, loss {100 * fwd['forward.loss']:.2f} %."]
+        lines.append("")
+    lines += _training_markdown(results["training"])
+    return "\n".join(lines) + "\n"
+
+
+def _training_markdown(training: dict) -> list[str]:
+    lines = ["## Training: CartPole-v1 to solved", ""]
+    if not training.get("summary"):
+        return [*lines, f"Not run: {training['status']}.", ""]
+    lines += [f"Status: {training['status']}. Per run at most {training['max_seconds']:.0f} s "
+              f"and {training['max_env_steps']:,} env steps; medians over solved runs.", "",
+              "| backend | actors | solved / runs | env steps to solve | wall s to solve |",
+              "|---|---:|---:|---:|---:|"]
+    for row in training["summary"]:
+        lines.append(f"| {BACKEND_NAMES.get(row['backend'], row['backend'])} | {row['actors']} "
+                     f"| {row['solved']} / {row['runs']} | {_fmt(row['median_env_steps'])} "
+                     f"| {_fmt(row['median_wall_s'])} |")
+    return [*lines, ""]
+
+
+# --- plots --------------------------------------------------------------------------------
+
+def _measured(results: dict) -> dict[str, dict]:
+    return {k: tb for k, tb in results["testbeds"].items() if not tb.get("error")}
+
+
+def plot_latency(results: dict, path: Path) -> Path | None:
+    """SAMPLE latency (p50, band to p99) against batch size, one panel per switch."""
+    beds = _measured(results)
+    if not beds:
+        return None
+    sizes = results["settings"]["batch_sizes"]
+    fig = Figure(figsize=(5.5 * len(beds), 4.2))
+    axes = fig.subplots(1, len(beds), squeeze=False, sharey=True)
+    for ax, (kind, tb) in zip(axes[0], beds.items(), strict=True):
+        for i, backend in enumerate(tb["backends"]):
+            med = tb["median"].get(backend, {})
+            for mode, style in zip(MODES, ("-", "--"), strict=True):
+                p50 = [med.get(f"sample.{mode}.{n}.p50_us", math.nan) for n in sizes]
+                p99 = [med.get(f"sample.{mode}.{n}.p99_us", math.nan) for n in sizes]
+                ax.plot(sizes, p50, style, marker="o", color=f"C{i}",
+                        label=f"{BACKEND_NAMES[backend]}, {mode}")
+                ax.fill_between(sizes, p50, p99, color=f"C{i}", alpha=0.08)
+        ax.set(title=SWITCH_NAMES.get(kind, kind), xlabel="batch size n (SAMPLE n)",
+               xscale="log", yscale="log")
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("latency p50 (µs); band to p99")
+    axes[0][-1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def plot_forwarding(results: dict, path: Path) -> Path | None:
+    """Plain forwarding packets/s per switch."""
+    beds = {k: tb["median"]["forwarding"] for k, tb in _measured(results).items()
+            if "forwarding" in tb["median"]}
+    if not beds:
+        return None
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.subplots()
+    names = [SWITCH_NAMES.get(k, k) for k in beds]
+    values = [f["forward.pps"] for f in beds.values()]
+    ax.bar(names, values, color=[f"C{i}" for i in range(len(values))])
+    for i, v in enumerate(values):
+        ax.annotate(f"{v:,.0f}", (i, v), ha="center", va="bottom")
+    ax.set(ylabel="packets/s (median over rounds)", title="Plain IPv4 forwarding, UDP")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def plot_training(results: dict, path: Path) -> Path | None:
+    """Training return against wall time, one colour per backend, one line per run."""
+    runs = [r for r in results["training"].get("runs", []) if r.get("curve")]
+    if not runs:
+        return None
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
+    colours = {b: f"C{i}" for i, b in enumerate(BACKEND_NAMES)}
+    styles = {1: ":", 2: "--", 4: "-"}
+    labelled: set[tuple[str, int]] = set()
+    for r in runs:
+        wall, ret = zip(*r["curve"], strict=True)
+        key = (r["backend"], r["actors"])
+        ax.plot(wall, ret, styles.get(r["actors"], "-"), color=colours.get(r["backend"], "k"),
+                alpha=0.8, label=None if key in labelled else
+                f"{BACKEND_NAMES.get(r['backend'], r['backend'])}, {r['actors']} actors")
+        labelled.add(key)
+    ax.set(xlabel="wall time (s)", ylabel="training return (mean of last 20 episodes)",
+           title="CartPole-v1")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path

@@ -1,0 +1,142 @@
+"""Training comparison: env steps and wall time to solve CartPole-v1 per backend,
+actor count and seed, each run bounded in env steps and seconds.
+
+A run is one call of a hook, `TrainingJob -> TrainingResult`. The default hook
+runs `python -m agent.launch` (the `make run` entry point, which builds its own
+testbed) and reads its SUMMARY line and metrics.csv; tests pass a fake hook.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import math
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from agent.benchmarks.harness import Budget, progress
+
+LAUNCH_MODULE = "agent.launch"
+REPO = Path(__file__).resolve().parents[2]
+GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """One bounded training run."""
+
+    backend: str
+    switch: str
+    actors: int
+    seed: int
+    max_seconds: float
+    max_env_steps: int
+    run_dir: Path
+
+
+@dataclass
+class TrainingResult:
+    """What a run reported; `curve` holds (wall_s, return) points."""
+
+    backend: str
+    actors: int
+    seed: int
+    solved: bool = False
+    env_steps: int = 0
+    learner_steps: int = 0
+    wall_s: float = math.nan
+    eval_return: float = math.nan
+    curve: list[tuple[float, float]] = field(default_factory=list)
+    error: str | None = None
+
+
+TrainingHook = Callable[[TrainingJob], TrainingResult]
+
+
+def launch_available() -> bool:
+    """Whether the training launcher (agent.launch) exists yet."""
+    return importlib.util.find_spec(LAUNCH_MODULE) is not None
+
+
+def launch_hook(job: TrainingJob) -> TrainingResult:
+    """Run `python -m agent.launch` for `job` and parse its SUMMARY line."""
+    cmd = [sys.executable, "-m", LAUNCH_MODULE, "--backend", job.backend, "--switch", job.switch,
+           "--actors", str(job.actors), "--seed", str(job.seed),
+           "--max-seconds", str(job.max_seconds), "--max-env-steps", str(job.max_env_steps),
+           "--run-dir", str(job.run_dir)]
+    result = TrainingResult(job.backend, job.actors, job.seed)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO,
+                              timeout=job.max_seconds + GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        result.error = f"no summary within {job.max_seconds + GRACE_SECONDS:.0f} s"
+        return result
+    summary = parse_summary(proc.stdout)
+    if summary is None:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        result.error = f"exit {proc.returncode}, no SUMMARY line: {' | '.join(tail)}"
+        return result
+    result.solved = summary.get("solved") == "True"
+    result.env_steps = int(summary.get("env_steps", 0))
+    result.learner_steps = int(summary.get("learner_steps", 0))
+    result.wall_s = float(summary.get("wall_s", math.nan))
+    result.eval_return = float(summary.get("eval_return", math.nan))
+    result.curve = read_curve(job.run_dir / "metrics.csv")
+    return result
+
+
+def parse_summary(stdout: str) -> dict[str, str] | None:
+    """The key=value fields of the last 'SUMMARY ...' line, if any."""
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("SUMMARY ")]
+    if not lines:
+        return None
+    return dict(tok.split("=", 1) for tok in lines[-1].split()[1:] if "=" in tok)
+
+
+def read_curve(path: Path) -> list[tuple[float, float]]:
+    """(wall_s, train_return) rows of a metrics.csv (empty if missing)."""
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return [(float(r["wall_s"]), float(r["train_return"])) for r in csv.DictReader(f)
+                if r.get("wall_s") and r.get("train_return")]
+
+
+def run_training(jobs: list[TrainingJob], hook: TrainingHook, budget: Budget) -> list[dict]:
+    """Run the jobs in order (seed-major, so backends alternate) until the budget is spent."""
+    out: list[dict] = []
+    for i, job in enumerate(jobs):
+        if budget.remaining() < job.max_seconds:
+            progress(f"training: budget spent, {len(jobs) - i} runs not started")
+            break
+        progress(f"training {i + 1}/{len(jobs)}: {job.backend} actors={job.actors} "
+                 f"seed={job.seed}")
+        res = hook(job)
+        progress(f"training {job.backend} actors={job.actors} seed={job.seed}: "
+                 f"solved={res.solved} env_steps={res.env_steps} wall_s={res.wall_s:.1f}"
+                 + (f" error={res.error}" if res.error else ""))
+        out.append(asdict(res))
+    return out
+
+
+def summarize(runs: list[dict]) -> list[dict]:
+    """Per (backend, actors): runs, solved, medians of env steps and wall time of solved runs."""
+    groups: dict[tuple[str, int], list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["backend"], r["actors"]), []).append(r)
+    rows = []
+    for (backend, actors), rs in sorted(groups.items()):
+        solved = [r for r in rs if r["solved"]]
+        rows.append({"backend": backend, "actors": actors, "runs": len(rs),
+                     "solved": len(solved),
+                     "median_env_steps": _median([r["env_steps"] for r in solved]),
+                     "median_wall_s": _median([r["wall_s"] for r in solved])})
+    return rows
+
+
+def _median(values: list[float]) -> float:
+    return float(statistics.median(values)) if values else math.nan

@@ -1,0 +1,123 @@
+"""The benchmark harness end to end on a tiny budget: it runs, and writes
+results.json, results.md and the plots with the expected keys. Timings are
+never asserted (they are measurements, not test outcomes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent import bench
+from agent.benchmarks.harness import Budget, medians, ratios, run_rounds
+from agent.benchmarks.replay_ops import MODES
+from agent.benchmarks.training import TrainingJob, TrainingResult, parse_summary, read_curve
+from bmv2.netns import have_netns
+
+TINY = ["--rounds", "1", "--inserts", "3", "--insert-rate", "8", "--sample-reps", "2",
+        "--updates", "8", "--batch-sizes", "1,4", "--forward-packets", "50",
+        "--op-seconds", "1", "--forward-seconds", "1", "--budget-seconds", "60"]
+TRAINING = ["--training", "--training-actors", "1,2", "--training-seeds", "1",
+            "--training-seconds", "1"]
+PNG_MAGIC = b"\x89PNG"
+
+
+def fake_hook(job: TrainingJob) -> TrainingResult:
+    """A training run that 'solves' at once, so the training plumbing is exercised."""
+    return TrainingResult(job.backend, job.actors, job.seed, solved=True, env_steps=1000,
+                          learner_steps=100, wall_s=2.0, eval_return=500.0,
+                          curve=[(0.5, 20.0), (2.0, 480.0)])
+
+
+def op_keys(batch_sizes: tuple[int, ...]) -> set[str]:
+    keys = {"insert.p50_us", "insert.p99_us", "insert_rate.per_s", "update_rate.per_s",
+            "client.retries", "client.timeouts"}
+    for mode in MODES:
+        for n in batch_sizes:
+            keys |= {f"sample.{mode}.{n}.{k}" for k in ("p50_us", "p99_us", "exp_per_s")}
+    return keys
+
+
+def run(tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "out"
+    bench.main([*TINY, *TRAINING, *args, "--out", str(out), "--log-dir", str(tmp_path / "log")],
+               training_hook=fake_hook)
+    return json.loads((out / "results.json").read_text())
+
+
+def check_common(tmp_path: Path, results: dict) -> None:
+    out = tmp_path / "out"
+    assert {"schema", "started_utc", "duration_s", "machine", "settings", "testbeds",
+            "training", "files"} <= set(results)
+    assert {"cpu", "cores", "kernel", "python", "p4c", "bmv2"} <= set(results["machine"])
+    md = (out / "results.md").read_text()
+    assert "| INSERT+ACK latency p50 (µs) |" in md and "## Training" in md
+    for name in ("latency_by_batch.png", "training_return.png"):
+        assert name in results["files"]
+        assert (out / name).read_bytes()[:4] == PNG_MAGIC
+    training = results["training"]
+    assert training["status"].startswith("ran")
+    assert {(r["backend"], r["actors"]) for r in training["summary"]} == {
+        (b, n) for b in ("switch", "host", "inprocess") for n in (1, 2)}
+    assert all(r["solved"] == r["runs"] == 1 for r in training["summary"])
+
+
+def test_inprocess_only(tmp_path: Path) -> None:
+    results = run(tmp_path, "--switch", "none")
+    check_common(tmp_path, results)
+    tb = results["testbeds"]["none"]
+    assert tb["backends"] == ["inprocess"] and len(tb["rounds"]) == 1
+    assert op_keys((1, 4)) <= set(tb["median"]["inprocess"])
+
+
+@pytest.mark.netns
+def test_python_switch_testbed(tmp_path: Path) -> None:
+    ok, why = have_netns()
+    if not ok:
+        pytest.skip(why)
+    results = run(tmp_path, "--switch", "python")
+    check_common(tmp_path, results)
+    tb = results["testbeds"]["python"]
+    assert "error" not in tb, tb.get("error")
+    assert tb["backends"] == ["switch", "host", "inprocess"]
+    for backend in tb["backends"]:
+        assert op_keys((1, 4)) <= set(tb["median"][backend]), backend
+    assert {"forward.pps", "forward.sent", "forward.received", "forward.loss"} <= set(
+        tb["median"]["forwarding"])
+    assert "insert.p50_us" in tb["ratio_in_network_over_host"]
+    assert "forwarding_pps.png" in results["files"]
+    assert "in-network / host" in (tmp_path / "out" / "results.md").read_text()
+
+
+def test_rounds_rotate_record_errors_and_take_medians() -> None:
+    order: list[str] = []
+
+    def job(name: str, value: float):
+        def run_job() -> dict[str, float]:
+            order.append(name)
+            if name == "bad":
+                raise RuntimeError("boom")
+            return {"x.p50_us": value + len(order), "x.n": 1.0}
+        return run_job
+
+    rounds = run_rounds(3, {"a": job("a", 0), "b": job("b", 100), "bad": job("bad", 0)},
+                        Budget(60.0))
+    assert order[:3] == ["a", "b", "bad"] and order[3:6] == ["b", "bad", "a"]
+    assert all(r["bad"] == "RuntimeError: boom" for r in rounds)
+    med = medians(rounds)
+    assert set(med) == {"a", "b", "bad"} and med["bad"] == {}
+    assert med["a"]["x.p50_us"] == sorted(r["a"]["x.p50_us"] for r in rounds)[1]
+    assert set(ratios(med["a"], med["b"])) == {"x.p50_us"}
+
+
+def test_training_summary_line_and_curve(tmp_path: Path) -> None:
+    line = ("SUMMARY solved=True backend=switch actors=2 env=CartPole-v1 seed=1 "
+            "learner_steps=900 env_steps=12000 wall_s=80.5 eval_return=492.3")
+    fields = parse_summary(f"noise\n{line}\n")
+    assert fields is not None and fields["env_steps"] == "12000" and fields["solved"] == "True"
+    assert parse_summary("no summary here") is None
+    csv_path = tmp_path / "metrics.csv"
+    csv_path.write_text("wall_s,train_return,eval_return\n1.0,,\n2.0,35.5,\n3.0,80,120\n")
+    assert read_curve(csv_path) == [(2.0, 35.5), (3.0, 80.0)]
+    assert read_curve(tmp_path / "missing.csv") == []
