@@ -22,8 +22,8 @@ import logging
 import multiprocessing as mp
 import queue
 import random
+import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -40,16 +40,21 @@ from agent.evaluate import evaluate
 from agent.hparams import Hyperparams, apply_overrides
 from agent.learner import Learner
 from agent.metrics import MetricsLog
-from agent.protocol import REPLAY_UDP_PORT
+from agent.protocol import REPLAY_UDP_PORT, Mode
 from agent.replay_client import BACKENDS, ReplayClient, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
+from bmv2.netns import enter
 
 log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
-SERVER_START_TIMEOUT = 30.0
 JOIN_TIMEOUT = 5.0
+
+
+def _nth(values: list[str], i: int, default: str | None) -> str | None:
+    return values[i] if i < len(values) else default
 
 
 def _address(text: str, default_port: int) -> tuple[str, int]:
@@ -67,10 +72,11 @@ class ActorSpec:
     seed: int
     backend: str
     replay: tuple[str, int] | None
-    bind: str
+    bind: str                      # the actor's own address for replay traffic
     weights_bind: tuple[str, int]
     table: int
     ack_inserts: bool
+    netns: str | None = None       # network namespace (name or path) the actor runs in
 
 
 def _client(spec: ActorSpec, service: ReplayService | None) -> ReplayClient:
@@ -86,7 +92,9 @@ def _run_actor(spec: ActorSpec, stop: threading.Event, reports: queue.Queue,
 
 
 def actor_process(spec: ActorSpec, stop: threading.Event, reports: queue.Queue) -> None:
-    """Entry point of an actor process (UDP backends)."""
+    """Entry point of an actor process (UDP backends): into its namespace first."""
+    if spec.netns:
+        enter(spec.netns)
     set_torch_threads(1)
     _run_actor(spec, stop, reports, None, WeightReceiver(spec.weights_bind))
 
@@ -97,28 +105,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_host_server(hp: Hyperparams, table: int, seed: int) -> tuple[subprocess.Popen, int]:
-    """A host replay server process on loopback; returns it and its port once it listens."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "agent.host_server", "--bind", LOOPBACK, "--port", str(port),
-           "--tables", str(table), "--capacity", str(hp.capacity),
-           "--min-size", str(hp.learning_starts), "--mode", hp.sample_mode,
-           "--allow", LOOPBACK, "--seed", str(seed)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    ready = threading.Event()
-
-    def watch() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("host replay server on"):
-                ready.set()
-            print(f"[host-server] {line.rstrip()}", flush=True)
-
-    threading.Thread(target=watch, daemon=True).start()
-    if not ready.wait(SERVER_START_TIMEOUT):
-        proc.terminate()
-        raise RuntimeError("host replay server did not start")
-    return proc, port
+def start_host_server(hp: Hyperparams, table: int, seed: int, run_dir: Path) -> ServerProcess:
+    """A host replay server process on loopback, listening once this returns."""
+    config = TableConfig(capacity=hp.capacity, min_size=hp.learning_starts,
+                         default_mode=Mode[hp.sample_mode.upper()])
+    return ServerProcess(LOOPBACK, [table], config, [LOOPBACK], run_dir / "host-server.log",
+                         port=_free_port(), seed=seed).start()
 
 
 class Run:
@@ -136,12 +128,13 @@ class Run:
         self.actor_stop = threading.Event() if threads else self.ctx.Event()
         self.reports: queue.Queue = queue.Queue() if threads else self.ctx.Queue()
         self.workers: list[threading.Thread | mp.process.BaseProcess] = []
-        self.server: subprocess.Popen | None = None
+        self.server: ServerProcess | None = None
         self.service: ReplayService | None = None
         self.env_steps = 0
         self.inserts = 0
         self.episodes = 0
         self.returns: deque[float] = deque(maxlen=20)
+        self.weight_versions: dict[int, int] = {}   # actor -> newest weights version taken
         self.elapsed_before = 0.0
         self.max_return = float("inf")
 
@@ -159,8 +152,8 @@ class Run:
             return _address(args.replay, REPLAY_UDP_PORT)
         if args.backend == "switch":
             raise SystemExit("--backend switch needs --replay VIP[:PORT]")
-        self.server, port = start_host_server(self.hp, args.table, args.seed)
-        return LOOPBACK, port
+        self.server = start_host_server(self.hp, args.table, args.seed, self.run_dir)
+        return self.server.address
 
     def plan_actors(self, replay: tuple[str, int] | None) -> tuple[list[ActorSpec],
                                                                    list[tuple[str, int]]]:
@@ -168,6 +161,11 @@ class Run:
         args = self.args
         if args.backend == "inprocess" and self.actor_mode != "thread":
             raise SystemExit("the inprocess backend needs --actor-mode thread")
+        if args.actor_netns and self.actor_mode != "process":
+            raise SystemExit("--actor-netns needs --actor-mode process")
+        for name, values in (("--actor-netns", args.actor_netns), ("--actor-ip", args.actor_ip)):
+            if values and len(values) != args.actors:
+                raise SystemExit(f"{name} given {len(values)} times for {args.actors} actors")
         broadcast = [_address(d, args.weights_port) for d in args.weights_dest]
         specs, loopback = [], []
         for i in range(args.actors):
@@ -178,8 +176,8 @@ class Run:
                                 args.weights_port + i if args.weights_port else _free_port())
                 loopback.append(weights_bind)
             specs.append(ActorSpec(i, args.actors, self.hp, args.seed * 1000 + i, args.backend,
-                                   replay, args.bind, weights_bind, args.table,
-                                   args.ack_inserts))
+                                   replay, _nth(args.actor_ip, i, args.bind), weights_bind,
+                                   args.table, args.ack_inserts, _nth(args.actor_netns, i, None)))
         return specs, broadcast or loopback
 
     def start_actors(self, specs: list[ActorSpec]) -> None:
@@ -211,11 +209,7 @@ class Run:
                 worker.join(timeout=1.0)
         self.drain_reports()
         if self.server is not None:
-            self.server.terminate()
-            try:
-                self.server.wait(timeout=JOIN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
+            self.server.stop()
 
     def drain_reports(self) -> None:
         while True:
@@ -227,6 +221,8 @@ class Run:
             self.inserts += r.inserts
             self.episodes += len(r.returns)
             self.returns.extend(r.returns)
+            self.weight_versions[r.actor] = max(r.weights_version,
+                                                self.weight_versions.get(r.actor, -1))
 
     # --- the loop -----------------------------------------------------------------
 
@@ -267,7 +263,9 @@ class Run:
         summary = {"solved": solved, "backend": args.backend, "actors": args.actors,
                    "env": hp.env_id, "seed": args.seed, "learner_steps": learner.steps,
                    "env_steps": self.env_steps, "wall_s": round(wall, 1),
-                   "eval_return": eval_mean, "client": client.stats(), "hparams": asdict(hp)}
+                   "eval_return": eval_mean, "inserts": self.inserts, "episodes": self.episodes,
+                   "actor_weight_versions": self.weight_versions, "client": client.stats(),
+                   "hparams": asdict(hp)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         print(f"SUMMARY solved={solved} backend={args.backend} actors={args.actors} "
               f"env={hp.env_id} seed={args.seed} learner_steps={learner.steps} "
@@ -347,6 +345,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ack-inserts", action="store_true", help="actors wait for insert ACKs")
     p.add_argument("--actor-mode", choices=["thread", "process"], default=None)
     p.add_argument("--actor-bind", default=LOOPBACK, help="address actors get weights on")
+    p.add_argument("--actor-netns", action="append", default=[], metavar="NS",
+                   help="network namespace (name or /proc/PID/ns/net) of each actor, in order")
+    p.add_argument("--actor-ip", action="append", default=[], metavar="IP",
+                   help="replay client address of each actor, in order (default --bind)")
     p.add_argument("--weights-port", type=int, default=0,
                    help="actor weight port (+i per actor on loopback); 0 = free ports")
     p.add_argument("--weights-dest", action="append", default=[], metavar="IP[:PORT]",
@@ -362,9 +364,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through Run's clean-up like Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    summary = Run(parse_args(argv)).run()
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        summary = Run(parse_args(argv)).run()
+    except KeyboardInterrupt:
+        print("interrupted: actors stopped", flush=True)
+        sys.exit(130)
     sys.exit(0 if summary["solved"] else 1)
 
 

@@ -7,10 +7,15 @@ Everything made here is named with a prefix the project owns, addressed from
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import os
+import signal
 import socket
+import struct
 import subprocess
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +23,8 @@ from pathlib import Path
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
 NETNS_DIR = Path("/var/run/netns")
+SIOCETHTOOL = 0x8946
+ETHTOOL_STXCSUM = 0x17
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -62,7 +69,27 @@ class Namespace:
         ip("link", "set", "lo", "up", ns=self.name)
         return self
 
+    def pids(self) -> list[int]:
+        """Processes running inside this namespace."""
+        return [int(p) for p in ip("netns", "pids", self.name, check=False).split()]
+
+    def stop_processes(self, timeout: float = 3.0) -> list[int]:
+        """SIGTERM what still runs inside (only this project's namespaces hold any),
+        SIGKILL what is left after `timeout`; returns the PIDs found."""
+        found = self.pids()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in self.pids():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + timeout
+            while self.pids() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return found
+
     def delete(self) -> None:
+        """Stop the processes left inside, then remove the namespace."""
+        if (NETNS_DIR / self.name).exists():
+            self.stop_processes()
         ip("netns", "delete", self.name, check=False)
 
     def exec_prefix(self) -> list[str]:
@@ -104,6 +131,24 @@ def configure_host(ns: str, iface: str, address: str, mac: str | None = None,
         ip("route", "add", "default", "dev", iface, ns=ns, check=False)
 
 
+def tx_checksum_off(ns: str, iface: str) -> None:
+    """`ethtool -K iface tx off` inside namespace `ns` (the SIOCETHTOOL ioctl).
+
+    On a veth the sender's kernel leaves UDP/TCP checksums to the "hardware";
+    a switch that reads frames through a packet socket sends them on with the
+    partial checksum and the receiving host drops them. Hosts that talk to
+    each other through the switch need TX checksumming done in software.
+    """
+    cmd = ctypes.create_string_buffer(struct.pack("II", ETHTOOL_STXCSUM, 0))
+    ifreq = struct.pack("16sP", iface.encode(), ctypes.addressof(cmd)).ljust(40, b"\0")
+    with inside(ns):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        fcntl.ioctl(sock, SIOCETHTOOL, ifreq)
+    finally:
+        sock.close()
+
+
 def cleanup_prefix(prefix: str) -> None:
     """Delete every namespace whose name starts with `prefix` (crash leftovers)."""
     for line in ip("netns", "list", check=False).splitlines():
@@ -112,11 +157,28 @@ def cleanup_prefix(prefix: str) -> None:
             ip("netns", "delete", name, check=False)
 
 
+def netns_path(ns: str) -> Path:
+    """The namespace file of `ns`: a name under /var/run/netns, or a path as given
+    (e.g. /proc/PID/ns/net for a Mininet host, whose namespaces have no name)."""
+    return Path(ns) if "/" in ns else NETNS_DIR / ns
+
+
+def enter(ns: str) -> None:
+    """Move the calling thread into namespace `ns` for good (a process entry point
+    calls this first, before it opens any socket)."""
+    fd = os.open(str(netns_path(ns)), os.O_RDONLY)
+    try:
+        if _libc.setns(fd, CLONE_NEWNET) != 0:
+            raise NetnsError(f"setns({ns}): {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def inside(ns: str):
     """Run the body in namespace `ns` (this thread only), then switch back."""
     own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open(str(NETNS_DIR / ns), os.O_RDONLY)
+    target = os.open(str(netns_path(ns)), os.O_RDONLY)
     try:
         if _libc.setns(target, CLONE_NEWNET) != 0:
             raise NetnsError(f"setns({ns}): {os.strerror(ctypes.get_errno())}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
-from bmv2.netns import Namespace, VethPair, cleanup_prefix, configure_host, ip
+from bmv2.netns import Namespace, VethPair, cleanup_prefix, configure_host, ip, tx_checksum_off
 from controller.config import Config
 from controller.deploy import DeployReport, deploy
 from controller.p4runtime_session import P4RuntimeSession
@@ -81,6 +81,7 @@ class Testbed:
             self.links.append(pair)
             if self.ip_stack:
                 configure_host(ns.name, self.host_iface(h.name), f"{h.ip}/15", h.mac)
+                tx_checksum_off(ns.name, self.host_iface(h.name))
             else:
                 ip("link", "set", self.host_iface(h.name), "address", h.mac, ns=ns.name)
                 ip("link", "set", self.host_iface(h.name), "up", ns=ns.name)

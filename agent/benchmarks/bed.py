@@ -5,29 +5,17 @@ namespace behind the same switch. Clients for every backend come from here:
     switch     the learner namespace -> the VIP, answered by the switch
     host       the learner namespace -> the replay host's 198.18.0.2:45000, through the switch
     inprocess  a ReplayService in this process (no network)
-
-Host interfaces get TX checksum offload switched off (`ethtool -K IFACE tx off`,
-done here by ioctl): on a veth the sender's kernel leaves UDP checksums for the
-"hardware", the switch reads frames through a packet socket and sends them on
-with the partial checksum, and the receiving host drops them. Replies from the
-switch's VIP are unaffected (their UDP checksum is 0), host-to-host UDP is not.
 """
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
-import socket
-import struct
-import subprocess
-import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_client import ReplayClient, RetryPolicy, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.server_process import ServerProcess
 from bmv2.netns import inside
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
@@ -40,10 +28,7 @@ SERVER_HOST = "replay"
 TABLE = 0
 CLIENT_WINDOW = 32
 POLICY = RetryPolicy(timeout=0.25, retries=3)
-SERVER_START_TIMEOUT = 20.0
 ALL_OPS = ("insert", "sample", "update")
-SIOCETHTOOL = 0x8946
-ETHTOOL_STXCSUM = 0x17
 
 
 def bench_config(base: Config) -> Config:
@@ -82,14 +67,12 @@ class NetworkBed:
         self.kind = switch_kind
         self.log_dir = log_dir
         self.testbed = Testbed(cfg, switch_kind, ip_stack=True, log_dir=log_dir)
-        self.server: subprocess.Popen | None = None
+        self.server: ServerProcess | None = None
 
     def start(self) -> NetworkBed:
         try:
             self.testbed.start()
             self.cfg = self.testbed.config
-            for h in self.cfg.hosts:
-                tx_checksum_off(self.testbed.ns_name(h.name), self.testbed.host_iface(h.name))
             self._start_server()
         except BaseException:
             self.stop()
@@ -97,21 +80,10 @@ class NetworkBed:
         return self
 
     def _start_server(self) -> None:
-        t = table_config(self.cfg)
-        ip = self.cfg.host(SERVER_HOST).ip
-        log_path = self.log_dir / f"host-server-{self.kind}.log"
-        cmd = [*self.testbed.exec_prefix(SERVER_HOST), sys.executable, "-m", "agent.host_server",
-               "--bind", ip, "--port", str(REPLAY_UDP_PORT), "--tables", str(TABLE),
-               "--capacity", str(t.capacity), "--min-size", str(t.min_size),
-               "--max-batch", str(t.max_batch), "--allow", self.cfg.host(CLIENT_HOST).ip,
-               "--seed", "1"]
-        with log_path.open("wb") as log:
-            self.server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while b"host replay server on" not in log_path.read_bytes():
-            if self.server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"host replay server did not start; see {log_path}")
-            time.sleep(0.05)
+        self.server = ServerProcess(
+            self.cfg.host(SERVER_HOST).ip, [TABLE], table_config(self.cfg),
+            [self.cfg.host(CLIENT_HOST).ip], self.log_dir / f"host-server-{self.kind}.log",
+            prefix=tuple(self.testbed.exec_prefix(SERVER_HOST))).start()
 
     def client(self, backend: str) -> ReplayClient:
         """A client in the learner namespace for 'switch' (the VIP) or 'host'."""
@@ -122,27 +94,10 @@ class NetworkBed:
 
     def stop(self) -> None:
         """Stop the host server (by its PID) and tear the testbed down."""
-        if self.server is not None and self.server.poll() is None:
-            self.server.terminate()
-            try:
-                self.server.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-                self.server.wait(timeout=5.0)
+        if self.server is not None:
+            self.server.stop()
         self.server = None
         self.testbed.stop()
-
-
-def tx_checksum_off(ns: str, iface: str) -> None:
-    """`ethtool -K iface tx off` inside namespace `ns` (the SIOCETHTOOL ioctl)."""
-    cmd = ctypes.create_string_buffer(struct.pack("II", ETHTOOL_STXCSUM, 0))
-    ifreq = struct.pack("16sP", iface.encode(), ctypes.addressof(cmd)).ljust(40, b"\0")
-    with inside(ns):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        fcntl.ioctl(sock, SIOCETHTOOL, ifreq)
-    finally:
-        sock.close()
 
 
 def load_config(path: Path = BASE_CONFIG) -> Config:

@@ -1,0 +1,262 @@
+"""The main job (`make run`): train a DQN through the in-network replay on the
+namespace testbed, in one command.
+
+    python -m agent.launch --backend switch --switch auto --actors 2 --seed 1
+
+What it does, in order:
+  1. takes the hosts it needs from the config (controller/testbed.yaml): the
+     learner, N actors and, for --backend host, the replay server host; the
+     training table gets the run's capacity, min size (learning_starts) and
+     sampling mode;
+  2. starts the testbed (bmv2.testbed): a namespace and veth per host, the
+     switch (bmv2 when installed or asked for, else the Python switch), and
+     the controller's deploy of the config;
+  3. for --backend host, starts the host replay server in its namespace;
+  4. runs `agent.train` in the learner's namespace; it spawns the actors, each
+     moving into its own namespace, and the learner's weights reach them
+     through the switch's broadcast group. Its output is relayed here;
+  5. reads the switch's per-table stats (switch_stats.json in the run dir),
+     tears everything down, also on error, Ctrl-C or SIGTERM, and prints the
+     training's SUMMARY line with the switch kind added.
+--backend inprocess skips the network and runs agent.train with in-process
+replay (no root needed). Exit code: 0 solved, 1 not solved within the budget,
+2 bad usage or environment, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from agent.hparams import Hyperparams, apply_overrides
+from agent.protocol import REPLAY_UDP_PORT
+from agent.replay_client import BACKENDS
+from agent.replay_memory import TableConfig
+from agent.server_process import ServerProcess
+from agent.weights import WEIGHTS_UDP_PORT
+from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
+from bmv2.netns import have_netns
+from bmv2.testbed import Testbed
+from controller import config as cfgmod
+from controller.config import Config, ConfigError
+from controller.inband import InbandChannel
+from controller.stats import read_stats
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
+STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+
+
+class LaunchError(RuntimeError):
+    """The run cannot start here (config, permissions, switch)."""
+
+
+def say(text: str) -> None:
+    print(f"[run] {text}", flush=True)
+
+
+# --- the testbed for this run ------------------------------------------------------
+
+def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
+                    backend: str) -> Config:
+    """`base` cut to the hosts this run uses, with the training table set from `hp`."""
+    roles = {r: [h for h in base.hosts if h.role == r] for r in ("learner", "actor",
+                                                                   "replay_server")}
+    if not roles["learner"]:
+        raise LaunchError(f"{base.source}: no host with role learner")
+    if actors < 1 or actors > len(roles["actor"]):
+        raise LaunchError(f"{base.source}: --actors {actors} but the config has "
+                          f"{len(roles['actor'])} actor hosts")
+    if backend == "host" and not roles["replay_server"]:
+        raise LaunchError(f"{base.source}: --backend host needs a host with role replay_server")
+    hosts = [roles["learner"][0], *roles["actor"][:actors]]
+    if backend == "host":
+        hosts.append(roles["replay_server"][0])
+    names = {h.name for h in hosts}
+    train = replace(base.table(table), capacity=hp.capacity, min_size=hp.learning_starts,
+                    mode=hp.sample_mode, enabled=True)
+    cfgmod.validate_table(train, f"{base.source}: table {table} for this run")
+    tables = tuple(train if t.id == table else t for t in base.tables)
+    acl = tuple(a for a in base.acl if a.host in names)
+    if base.broadcast is None:
+        raise LaunchError(f"{base.source}: a broadcast group is needed for the weights")
+    members = tuple(m for m in base.broadcast.members if m in names)
+    return replace(base, hosts=tuple(hosts), tables=tables, acl=acl,
+                   broadcast=replace(base.broadcast, members=members))
+
+
+def host_server(bed: Testbed, table: int, run_dir: Path, seed: int) -> ServerProcess:
+    """The baseline server in the replay_server namespace, with the switch's ACL."""
+    cfg = bed.config
+    host = next(h for h in cfg.hosts if h.role == "replay_server")
+    t = cfg.table(table)
+    letters = {"insert": "i", "sample": "s", "update": "u"}
+    allow = [f"{cfg.host(a.host).ip}:{''.join(letters[o] for o in a.ops)}"
+             for a in cfg.acl if a.table == table]
+    config = TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
+                         default_mode=t.mode_code)
+    return ServerProcess(host.ip, [table], config, allow, run_dir / "logs" / "host-server.log",
+                         seed=seed, prefix=tuple(bed.exec_prefix(host.name))).start()
+
+
+def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Testbed | None,
+                    replay: tuple[str, int] | None) -> list[str]:
+    """`python -m agent.train ...` for this run (inside the learner's namespace)."""
+    cmd = [sys.executable, "-m", "agent.train", "--backend", args.backend,
+           "--actors", str(args.actors), "--env", args.env, "--seed", str(args.seed),
+           "--max-env-steps", str(args.max_env_steps), "--max-seconds", str(args.max_seconds),
+           "--run-dir", str(args.run_dir), "--table", str(args.table)]
+    cmd += [a for item in args.set for a in ("--set", item)]
+    if cfg is None or bed is None or replay is None:
+        return cmd
+    learner = next(h for h in cfg.hosts if h.role == "learner")
+    cmd += ["--replay", f"{replay[0]}:{replay[1]}", "--bind", learner.ip,
+            "--actor-mode", "process", "--actor-bind", "0.0.0.0",
+            "--weights-dest", f"{cfg.broadcast.address}:{WEIGHTS_UDP_PORT}"]
+    for h in (h for h in cfg.hosts if h.role == "actor"):
+        cmd += ["--actor-netns", bed.ns_name(h.name), "--actor-ip", h.ip]
+    return [*bed.exec_prefix(learner.name), *cmd]
+
+
+# --- running the trainer -------------------------------------------------------------
+
+def relay(cmd: list[str], suffix: str) -> int:
+    """Run `cmd` in its own process group, relaying its output (SUMMARY lines get
+    `suffix`); on Ctrl-C or SIGTERM, stop the whole group and wait for it."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=REPO, start_new_session=True, bufsize=1)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            print(f"{line} {suffix}" if line.startswith("SUMMARY ") else line, flush=True)
+        return proc.wait()
+    except KeyboardInterrupt:
+        say("interrupted: stopping the learner and actors")
+        _stop_group(proc)
+        raise
+    finally:
+        if proc.poll() is None:
+            _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """SIGINT the trainer's process group, then SIGTERM, then SIGKILL."""
+    for sig, wait in ((signal.SIGINT, STOP_GRACE), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def record_switch_stats(bed: Testbed, table: int, run_dir: Path) -> None:
+    """Per-table counters and occupancy after training, printed and saved."""
+    assert bed.session is not None
+    cfg = bed.config
+    inband = InbandChannel(bed.session, cfg.vip, cfg.vip_mac)
+    stats = read_stats(bed.session, [table], inband)[table]
+    (run_dir / "switch_stats.json").write_text(json.dumps(stats.as_dict(), indent=1))
+    ok = " ".join(f"{op.lower()}={n}" for op, n in sorted(stats.ok.items())) or "no requests"
+    refused = ", ".join(f"{k}={v}" for k, v in sorted(stats.refused.items())) or "none"
+    say(f"switch table {table}: {ok}; refused: {refused}; occupancy {stats.size}/"
+        f"{cfg.table(table).capacity}")
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM tears down like Ctrl-C
+
+
+def run(args: argparse.Namespace) -> int:
+    """Set up, train, tear down; the trainer's exit code."""
+    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    if args.backend == "inprocess":
+        say(f"in-process replay, {args.actors} actors, no network; run dir {args.run_dir}")
+        return relay(trainer_command(args, None, None, None), "switch=none")
+    ok, why = have_netns()
+    if not ok:
+        raise LaunchError(f"the namespace testbed cannot run here: {why} "
+                          "(BACKEND=inprocess trains without it)")
+    kind = resolve_kind(args.switch)
+    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    say(f"testbed: {len(cfg.hosts)} namespaces, {kind} switch, config {args.config}")
+    started = time.monotonic()
+    with Testbed(cfg, kind, log_dir=args.run_dir / "logs") as bed:
+        report = bed.deploy_report
+        say(f"switch up, pipeline deployed ({report.summary() if report else 'done'}) "
+            f"in {time.monotonic() - started:.1f} s; logs in {args.run_dir / 'logs'}")
+        server = None
+        try:
+            if args.backend == "host":
+                server = host_server(bed, args.table, args.run_dir, args.seed)
+                replay = server.address
+                say(f"host replay server on {replay[0]}:{replay[1]}")
+            else:
+                replay = (bed.config.vip, REPLAY_UDP_PORT)
+            say(f"training {hp.env_id} with {args.actors} actors, replay at "
+                f"{replay[0]}:{replay[1]} ({args.backend}); Ctrl-C stops")
+            code = relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
+            record_switch_stats(bed, args.table, args.run_dir)
+        finally:
+            if server is not None:
+                server.stop()
+            say("tearing down the testbed")
+    say("torn down: no namespaces or processes left")
+    return code
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n".join(__doc__.splitlines()[2:]))
+    p.add_argument("--backend", choices=BACKENDS, default="switch",
+                   help="switch: in-network replay; host: the host replay server behind the "
+                        "switch; inprocess: no network")
+    p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
+                   help="auto: bmv2 when installed, else the Python switch")
+    p.add_argument("--actors", type=int, default=2)
+    p.add_argument("--env", default="CartPole-v1")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-env-steps", type=int, default=500_000)
+    p.add_argument("--max-seconds", type=float, default=900.0)
+    p.add_argument("--table", type=int, default=0, help="replay table to train on")
+    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    p.add_argument("--run-dir", type=Path, default=None,
+                   help="default runs/<backend>-<switch>-s<seed>-<time>")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
+    args = p.parse_args(argv)
+    if args.run_dir is None:
+        name = f"{args.backend}-{args.switch}-s{args.seed}-{int(time.time())}"
+        args.run_dir = REPO / "runs" / name
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code = run(args)
+    except KeyboardInterrupt:
+        say("interrupted; everything was torn down")
+        code = EXIT_INTERRUPTED
+    except (LaunchError, ConfigError, SwitchStartError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        code = EXIT_USAGE
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
