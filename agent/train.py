@@ -11,7 +11,8 @@ switch's broadcast group), or by default to every actor's loopback port.
 The run stops when the mean greedy return over eval_episodes reaches
 solve_return, or when --max-env-steps / --max-seconds run out, and prints
 one SUMMARY line. Everything lands in --run-dir: metrics.csv,
-checkpoint.pt (resume with --resume), summary.json.
+checkpoint.pt (resume with --resume), summary.json, pids.json (this
+process and its actor processes).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import json
 import logging
 import multiprocessing as mp
+import os
 import queue
 import random
 import signal
@@ -192,6 +194,9 @@ class Run:
                                           daemon=True, args=(spec, self.actor_stop, self.reports))
             worker.start()
             self.workers.append(worker)
+        pids = [w.pid for w in self.workers if isinstance(w, mp.process.BaseProcess)]
+        (self.run_dir / "pids.json").write_text(json.dumps({"trainer": os.getpid(),
+                                                            "actors": pids}))
 
     def stop_all(self) -> None:
         """Stop the actors (and the host server this run started)."""

@@ -1,0 +1,175 @@
+"""The main job's launcher: host selection, bad input, and short end-to-end
+runs through the switch in namespaces (Python switch; bmv2 where installed)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.hparams import Hyperparams
+from agent.launch import DEFAULT_CONFIG, LaunchError, parse_args, training_config
+from bmv2.launch import find_bmv2
+from bmv2.netns import have_netns, ip
+from controller import config as cfgmod
+
+REPO = Path(__file__).resolve().parents[2]
+SHORT = ["--max-env-steps", "2500", "--max-seconds", "60",
+         "--set", "learning_starts=300", "--set", "eval_every=100000",
+         "--set", "eval_episodes=2", "--set", "log_every=50"]
+
+
+def _base() -> cfgmod.Config:
+    return cfgmod.load(DEFAULT_CONFIG)
+
+
+def test_training_config_takes_the_hosts_of_the_run() -> None:
+    hp = Hyperparams(capacity=2048, learning_starts=700, sample_mode="uniform")
+    cfg = training_config(_base(), hp, table=0, actors=2, backend="switch")
+    assert [h.name for h in cfg.hosts] == ["learner", "actor1", "actor2"]
+    assert {a.host for a in cfg.acl} == {"learner", "actor1", "actor2"}
+    assert cfg.broadcast is not None and cfg.broadcast.members == ("actor1", "actor2")
+    t = cfg.table(0)
+    assert (t.capacity, t.min_size, t.mode) == (2048, 700, "uniform")
+    assert cfg.table(1) == _base().table(1)
+
+
+def test_training_config_adds_the_replay_host_for_the_host_backend() -> None:
+    cfg = training_config(_base(), Hyperparams(), table=0, actors=1, backend="host")
+    assert [h.role for h in cfg.hosts] == ["learner", "actor", "replay_server"]
+
+
+@pytest.mark.parametrize("actors", [0, 5])
+def test_training_config_refuses_actor_counts_the_config_cannot_host(actors: int) -> None:
+    with pytest.raises(LaunchError, match="actor hosts"):
+        training_config(_base(), Hyperparams(), table=0, actors=actors, backend="switch")
+
+
+def test_training_config_refuses_a_table_the_switch_cannot_hold() -> None:
+    with pytest.raises(cfgmod.ConfigError, match="capacity"):
+        training_config(_base(), Hyperparams(capacity=10_000), 0, 2, "switch")
+
+
+def _launch(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agent.launch", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_bad_config_file_is_refused_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DEFAULT_CONFIG.read_text().replace("vip: 198.18.0.100", "vip: 198.18.0"))
+    proc = _launch("--config", str(bad), "--run-dir", str(tmp_path / "run"), timeout=60)
+    assert proc.returncode == 2
+    assert "bad.yaml:10: replay.vip:" in proc.stderr  # file, line and field
+
+
+def test_default_run_dir_names_backend_switch_and_seed() -> None:
+    args = parse_args(["--backend", "host", "--switch", "python", "--seed", "7"])
+    assert args.run_dir.name.startswith("host-python-s7-")
+
+
+def _our_namespaces() -> list[str]:
+    return [ln.split()[0] for ln in ip("netns", "list", check=False).splitlines()
+            if ln.startswith("p4r")]
+
+
+def _run_processes(run_dir: Path) -> list[int]:
+    """The trainer and actor PIDs the run recorded that are still alive."""
+    pids = json.loads((run_dir / "pids.json").read_text())
+    return [p for p in [pids["trainer"], *pids["actors"]] if Path(f"/proc/{p}").exists()]
+
+
+def _needs(kind: str) -> None:
+    ok, why = have_netns()
+    if not ok:
+        pytest.skip(why)
+    if kind == "bmv2" and find_bmv2() is None:
+        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+
+
+def _summary(stdout: str) -> dict[str, str]:
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("SUMMARY ")]
+    assert lines, stdout[-2000:]
+    return dict(tok.split("=", 1) for tok in lines[-1].split()[1:])
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["python", "bmv2"])
+def test_short_run_through_the_switch(kind: str, tmp_path: Path) -> None:
+    """Experiences inserted, batches sampled, priorities updated, weights
+    broadcast to every actor through the switch, finite loss, clean teardown."""
+    _needs(kind)
+    before = set(_our_namespaces())
+    run_dir = tmp_path / "run"
+    proc = _launch("--backend", "switch", "--switch", kind, "--actors", "2",
+                   "--run-dir", str(run_dir), *SHORT)
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = _summary(proc.stdout)
+    assert summary["switch"] == kind and summary["backend"] == "switch"
+    assert int(summary["env_steps"]) >= 2500 and int(summary["learner_steps"]) > 0
+
+    stats = json.loads((run_dir / "switch_stats.json").read_text())
+    assert stats["ok"]["INSERT"] > 0 and stats["ok"]["SAMPLE"] > 0 and stats["ok"]["UPDATE"] > 0
+    assert stats["size"] == stats["inserted"] == stats["ok"]["INSERT"]
+
+    result = json.loads((run_dir / "summary.json").read_text())
+    assert result["inserts"] == stats["ok"]["INSERT"]  # nothing counted twice
+    assert set(result["actor_weight_versions"]) == {"0", "1"}
+    assert all(v >= 0 for v in result["actor_weight_versions"].values())
+
+    with (run_dir / "metrics.csv").open() as f:
+        losses = [float(r["loss"]) for r in csv.DictReader(f) if r.get("loss")]
+    assert losses and all(math.isfinite(v) for v in losses)
+
+    assert set(_our_namespaces()) == before
+    assert not _run_processes(run_dir)
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+def test_short_run_through_the_host_replay_server(tmp_path: Path) -> None:
+    """The baseline: the host server in its namespace, reached through the switch."""
+    _needs("python")
+    run_dir = tmp_path / "run"
+    proc = _launch("--backend", "host", "--switch", "python", "--actors", "1",
+                   "--run-dir", str(run_dir), *SHORT)
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = _summary(proc.stdout)
+    assert summary["backend"] == "host" and int(summary["learner_steps"]) > 0
+    result = json.loads((run_dir / "summary.json").read_text())
+    assert result["client"]["samples"] > 0 and result["actor_weight_versions"]["0"] >= 0
+    switch = json.loads((run_dir / "switch_stats.json").read_text())
+    assert switch["size"] == 0  # the switch only forwarded
+    server_log = (run_dir / "logs" / "host-server.log").read_text()
+    assert "INSERT OK" in server_log and "SAMPLE OK" in server_log
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
+    _needs("python")
+    before = set(_our_namespaces())
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "agent.launch", "--switch", "python",
+                             "--actors", "2", "--run-dir", str(run_dir)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    for line in proc.stdout:
+        if "learner_steps=" in line or time.monotonic() > deadline:
+            break
+    assert len(_run_processes(run_dir)) == 3, "the trainer and 2 actors should be running"
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, rest[-2000:]
+    assert "interrupted" in rest
+    assert set(_our_namespaces()) == before
+    assert not _run_processes(run_dir)
