@@ -11,12 +11,13 @@ import argparse
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from bmv2.toolchain import find_tool
 
 REPO = Path(__file__).resolve().parent.parent
 P4SRC = REPO / "p4src"
@@ -28,7 +29,6 @@ MANIFEST = BUILD / "manifest.json"
 
 P4C_ENV = "P4C"
 P4C_NAMES = ("p4c-bm2-ss",)
-P4C_EXTRA_PATHS = ("/opt/p4/install/bin", "/usr/local/bin", "/usr/bin")
 
 
 class ToolchainMissing(RuntimeError):
@@ -66,19 +66,11 @@ def file_digest(path: Path) -> str:
 
 def find_p4c() -> Path:
     """Locate p4c-bm2-ss ($P4C, then PATH, then /opt/p4/install/bin)."""
+    found = find_tool(P4C_NAMES, P4C_ENV)
+    if found is not None:
+        return found
     if os.environ.get(P4C_ENV):
-        path = Path(os.environ[P4C_ENV])
-        if path.is_file():
-            return path
-        raise ToolchainMissing(f"${P4C_ENV}={path} does not exist")
-    for name in P4C_NAMES:
-        found = shutil.which(name)
-        if found:
-            return Path(found)
-        for extra in P4C_EXTRA_PATHS:
-            candidate = Path(extra) / name
-            if candidate.is_file():
-                return candidate
+        raise ToolchainMissing(f"${P4C_ENV}={os.environ[P4C_ENV]} does not exist")
     raise ToolchainMissing(
         "p4c-bm2-ss not found: install p4c (see README, 'Installing p4c and bmv2') "
         f"or set ${P4C_ENV}"

@@ -3,8 +3,6 @@ switch, with the same arguments, so callers treat both alike."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -13,9 +11,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bmv2.toolchain import find_tool
+
 SWITCH_KINDS = ("python", "bmv2")
 BMV2_BINARY = "simple_switch_grpc"
-BMV2_EXTRA_PATHS = ("/opt/p4/install/bin", "/usr/local/bin")
+BMV2_ENV = "SIMPLE_SWITCH_GRPC"
 DEFAULT_CPU_PORT = 255
 
 
@@ -25,17 +25,7 @@ class SwitchStartError(RuntimeError):
 
 def find_bmv2() -> Path | None:
     """simple_switch_grpc from $SIMPLE_SWITCH_GRPC, PATH or /opt/p4/install/bin."""
-    env = os.environ.get("SIMPLE_SWITCH_GRPC")
-    if env:
-        return Path(env) if Path(env).is_file() else None
-    found = shutil.which(BMV2_BINARY)
-    if found:
-        return Path(found)
-    for extra in BMV2_EXTRA_PATHS:
-        candidate = Path(extra) / BMV2_BINARY
-        if candidate.is_file():
-            return candidate
-    return None
+    return find_tool((BMV2_BINARY,), BMV2_ENV)
 
 
 def resolve_kind(kind: str) -> str:
