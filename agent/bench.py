@@ -25,14 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent.benchmarks import bed as bedmod
-from agent.benchmarks.forwarding import forwarding_pps
+from agent.benchmarks.forwarding import forwarding_figures
 from agent.benchmarks.harness import Budget, Job, medians, progress, ratios, run_rounds
 from agent.benchmarks.replay_ops import OpsBudget, measure, warm_up
 from agent.benchmarks.report import machine_info, write_all
 from agent.benchmarks.training import (
     TrainingHook,
     TrainingJob,
-    launch_available,
     launch_hook,
     run_training,
     summarize,
@@ -75,6 +74,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--forward-packets", type=int, default=30000)
     p.add_argument("--forward-window", type=int, default=64)
     p.add_argument("--forward-seconds", type=float, default=3.0)
+    p.add_argument("--forward-pings", type=int, default=500,
+                   help="packets timed one at a time for forwarding latency")
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
                    help="also train CartPole per backend via agent.launch (long)")
     p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
@@ -135,9 +136,9 @@ def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
             warm_up(clients[b])
         jobs: dict[str, Job] = {b: (lambda c=clients[b]: measure(c, ops)) for b in backends}
         if bed is not None:
-            jobs["forwarding"] = lambda: forwarding_pps(bed.testbed, args.forward_packets,
-                                                        args.forward_seconds,
-                                                        args.forward_window)
+            jobs["forwarding"] = lambda: forwarding_figures(
+                bed.testbed, args.forward_packets, args.forward_seconds, args.forward_window,
+                args.forward_pings)
         return _section(kind, backends, run_rounds(args.rounds, jobs, budget, label=kind))
     except Exception as exc:
         progress(f"{kind}: failed: {type(exc).__name__}: {exc}")
@@ -156,9 +157,6 @@ def bench_training(args: argparse.Namespace, hook: TrainingHook) -> dict:
             "runs": [], "summary": []}
     if not args.training:
         return base | {"status": "skipped (run with --training)"}
-    if hook is launch_hook and not launch_available():
-        return base | {"status": "pending: agent.launch (the training launcher) is not in "
-                                 "the tree yet"}
     switch = resolve_kind(args.training_switch)
     stamp = int(time.time())
     jobs = [TrainingJob(b, switch, n, seed, args.training_seconds, args.training_env_steps,

@@ -143,10 +143,39 @@ def markdown(results: dict) -> str:
         if fwd:
             lines += ["", f"Plain IPv4 forwarding through the switch (UDP, 64-byte payload, "
                       f"{settings['forward_window']} in flight): **{_fmt(fwd['forward.pps'])} "
-                      f"packets/s**, loss {100 * fwd['forward.loss']:.2f} %."]
+                      f"packets/s**, loss {100 * fwd['forward.loss']:.2f} %; one packet in "
+                      f"flight, host to host: p50 {_fmt(fwd.get('forward.latency.p50_us'))} µs,"
+                      f" p99 {_fmt(fwd.get('forward.latency.p99_us'))} µs."]
         lines.append("")
+    lines += _switch_comparison(results)
     lines += _training_markdown(results["training"])
     return "\n".join(lines) + "\n"
+
+
+SWITCH_ROWS = (("forwarding", "forward.pps", "forwarding (packets/s)"),
+               ("forwarding", "forward.latency.p50_us", "forwarding latency p50 (µs)"),
+               ("forwarding", "forward.latency.p99_us", "forwarding latency p99 (µs)"),
+               ("switch", "insert.p50_us", "INSERT+ACK latency p50 (µs)"),
+               ("switch", "insert_rate.per_s", "INSERT+ACK rate (/s)"),
+               ("switch", "sample.uniform.32.p50_us", "SAMPLE 32 uniform latency p50 (µs)"),
+               ("switch", "sample.prioritized.32.p50_us", "SAMPLE 32 prioritized latency p50 (µs)"),
+               ("switch", "sample.uniform.32.exp_per_s", "SAMPLE 32 uniform (experiences/s)"),
+               ("switch", "update_rate.per_s", "UPDATE+ACK rate (/s)"))
+
+
+def _switch_comparison(results: dict) -> list[str]:
+    """The switches side by side: forwarding and the in-network operations."""
+    beds = {k: tb["median"] for k, tb in _measured(results).items() if k != "none"}
+    if len(beds) < 2:
+        return []
+    lines = ["## The switches side by side", "",
+             "The same testbed and client on each switch; in-network figures only.", "",
+             "| measurement | " + " | ".join(SWITCH_NAMES.get(k, k) for k in beds) + " |",
+             "|---" + "|---:" * len(beds) + "|"]
+    for section, key, label in SWITCH_ROWS:
+        cells = [_fmt(med.get(section, {}).get(key)) for med in beds.values()]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _training_markdown(training: dict) -> list[str]:

@@ -9,7 +9,6 @@ testbed) and reads its SUMMARY line and metrics.csv; tests pass a fake hook.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import math
 import statistics
 import subprocess
@@ -55,11 +54,6 @@ class TrainingResult:
 
 
 TrainingHook = Callable[[TrainingJob], TrainingResult]
-
-
-def launch_available() -> bool:
-    """Whether the training launcher (agent.launch) exists yet."""
-    return importlib.util.find_spec(LAUNCH_MODULE) is not None
 
 
 def launch_hook(job: TrainingJob) -> TrainingResult:

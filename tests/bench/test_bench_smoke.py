@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent import bench
+from agent.benchmarks import report
 from agent.benchmarks.harness import Budget, medians, ratios, run_rounds
 from agent.benchmarks.replay_ops import MODES
 from agent.benchmarks.training import TrainingJob, TrainingResult, parse_summary, read_curve
@@ -17,7 +18,8 @@ from bmv2.netns import have_netns
 
 TINY = ["--rounds", "1", "--inserts", "3", "--insert-rate", "8", "--sample-reps", "2",
         "--updates", "8", "--batch-sizes", "1,4", "--forward-packets", "50",
-        "--op-seconds", "1", "--forward-seconds", "1", "--budget-seconds", "60"]
+        "--forward-pings", "20", "--op-seconds", "1", "--forward-seconds", "1",
+        "--budget-seconds", "60"]
 TRAINING = ["--training", "--training-actors", "1,2", "--training-seeds", "1",
             "--training-seconds", "1"]
 PNG_MAGIC = b"\x89PNG"
@@ -83,11 +85,20 @@ def test_python_switch_testbed(tmp_path: Path) -> None:
     assert tb["backends"] == ["switch", "host", "inprocess"]
     for backend in tb["backends"]:
         assert op_keys((1, 4)) <= set(tb["median"][backend]), backend
-    assert {"forward.pps", "forward.sent", "forward.received", "forward.loss"} <= set(
+    assert {"forward.pps", "forward.sent", "forward.received", "forward.loss",
+            "forward.latency.p50_us", "forward.latency.p99_us"} <= set(
         tb["median"]["forwarding"])
     assert "insert.p50_us" in tb["ratio_in_network_over_host"]
     assert "forwarding_pps.png" in results["files"]
-    assert "in-network / host" in (tmp_path / "out" / "results.md").read_text()
+    md = (tmp_path / "out" / "results.md").read_text()
+    assert "in-network / host" in md and "one packet in flight" in md
+
+    # With a second switch measured, the report sets the two side by side.
+    results["testbeds"]["bmv2"] = results["testbeds"]["python"]
+    table = report.markdown(results)
+    assert "## The switches side by side" in table
+    pps = report._fmt(tb["median"]["forwarding"]["forward.pps"])
+    assert f"| forwarding (packets/s) | {pps} | {pps} |" in table
 
 
 def test_rounds_rotate_record_errors_and_take_medians() -> None:
