@@ -119,13 +119,19 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     print(f"switch {ctx.cfg.switch.address} device {ctx.cfg.switch.device_id}: pipeline loaded, "
           f"this controller is {role} (election id {ctx.session.election_id})")
     entries = ctx.session.read_table("ReplayIngress.replay.replay_table_config")
+    configs = {decode_value(e.match[0].exact.value): [decode_value(x.value)
+                                                      for x in e.action.action.params]
+               for e in entries}
+    # Occupancy is read in-band (PacketOut/PacketIn), which only the primary may do.
+    stats = read_stats(ctx.session, sorted(configs), ctx.inband) if ctx.session.is_primary else {}
     rows = []
-    for e in entries:
-        key = decode_value(e.match[0].exact.value)
-        p = [decode_value(x.value) for x in e.action.action.params]
+    for key, p in sorted(configs.items()):
+        size = stats[key].size if key in stats and stats[key].size is not None else "-"
         rows.append([key, "yes" if p[0] else "no", p[1], p[2], p[3],
-                     {1: "uniform", 2: "prioritized"}.get(p[4], p[4])])
-    print_table(["table", "enabled", "capacity", "min_size", "max_batch", "mode"], sorted(rows))
+                     {1: "uniform", 2: "prioritized"}.get(p[4], p[4]),
+                     size if size == "-" else f"{size}/{p[1]}"])
+    print_table(["table", "enabled", "capacity", "min_size", "max_batch", "mode", "occupancy"],
+                rows)
     return 0
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from agent import protocol
 from agent.protocol import Mode, Op, Status
+from bmv2.launch import SwitchProcess, find_bmv2
 from controller import cli, snapshot
 from controller.deploy import deploy
 from controller.p4runtime_session import NotPrimary, P4RuntimeSession
@@ -162,6 +163,9 @@ def test_replayctl_walkthrough(clean: PacketTestbed, tmp_path: Path,
     code, out = run_cli(clean, capsys, "-c", cfg, "stats", "--json")
     assert json.loads(out)["0"]["size"] == 12
     assert clean.read_slot(0, 11).payload == payload(11)
+    code, out = run_cli(clean, capsys, "-c", cfg, "status")
+    row = next(ln.split() for ln in out.splitlines() if ln.startswith("0 "))
+    assert code == 0 and row[-1] == "12/64", out  # occupancy / capacity of table 0
 
 
 def test_replayctl_table_set_and_acl(clean: PacketTestbed, tmp_path: Path,
@@ -199,3 +203,25 @@ def test_replayctl_errors_are_one_line_with_exit_codes(clean: PacketTestbed, tmp
     assert code == cli.EXIT_USAGE and "tables[0].capacity" in out
     code, out = run_cli(clean, capsys, "-c", unreachable, "--election-id", "1", "reset")
     assert code == cli.EXIT_NOT_PRIMARY and "not primary" in out
+
+
+@pytest.mark.parametrize("kind", ["python", "bmv2"])
+def test_replayctl_on_a_switch_without_pipeline(kind: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """A switch just started (no pipeline pushed): commands that need the pipeline
+    exit 4 with a one-line hint; deploy pushes it and then they work."""
+    if kind == "bmv2" and find_bmv2() is None:
+        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    doc = yaml.safe_load(CONFIG.read_text())
+    with SwitchProcess(kind, {}, log_path=tmp_path / "switch.log") as switch:
+        doc["switch"] = {"address": switch.grpc_addr}
+        cfg = tmp_path / "switch.yaml"
+        cfg.write_text(yaml.safe_dump(doc))
+        for command in (["status"], ["stats"], ["snapshot", str(tmp_path / "s.json")]):
+            assert cli.main(["-c", str(cfg), *command]) == cli.EXIT_NO_PIPELINE, command
+            err = capsys.readouterr().err.strip()
+            assert err.count("\n") == 0 and "runs no pipeline" in err and "deploy" in err
+        assert cli.main(["-c", str(cfg), "deploy"]) == 0
+        assert "pipeline pushed" in capsys.readouterr().out
+        assert cli.main(["-c", str(cfg), "status"]) == 0
+        assert "pipeline loaded" in capsys.readouterr().out
