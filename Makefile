@@ -48,7 +48,8 @@ bench: setup
 	$(BIN)/python -m agent.bench --switch $(SWITCH) $(BENCH_ARGS)
 
 mininet: setup
-	$(BIN)/python -m bmv2.mininet_topo --switch $(SWITCH) --actors $(ACTORS)
+	$(BIN)/python -m bmv2.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \
+		--actors $(ACTORS) --env $(ENV) --seed $(SEED) $(RUN_ARGS)
 
 clean:
 	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info

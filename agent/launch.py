@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,7 +45,7 @@ from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.netns import have_netns
-from bmv2.testbed import Testbed
+from bmv2.testbed import Bed, Testbed
 from controller import config as cfgmod
 from controller.config import Config, ConfigError
 from controller.inband import InbandChannel
@@ -54,6 +55,9 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+
+
+BedFactory = Callable[[Config, str, Path], Bed]  # (config, switch kind, log dir) -> a bed
 
 
 class LaunchError(RuntimeError):
@@ -94,7 +98,7 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
                    broadcast=replace(base.broadcast, members=members))
 
 
-def host_server(bed: Testbed, table: int, run_dir: Path, seed: int) -> ServerProcess:
+def host_server(bed: Bed, table: int, run_dir: Path, seed: int) -> ServerProcess:
     """The baseline server in the replay_server namespace, with the switch's ACL."""
     cfg = bed.config
     host = next(h for h in cfg.hosts if h.role == "replay_server")
@@ -108,7 +112,7 @@ def host_server(bed: Testbed, table: int, run_dir: Path, seed: int) -> ServerPro
                          seed=seed, prefix=tuple(bed.exec_prefix(host.name))).start()
 
 
-def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Testbed | None,
+def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | None,
                     replay: tuple[str, int] | None) -> list[str]:
     """`python -m agent.train ...` for this run (inside the learner's namespace)."""
     cmd = [sys.executable, "-m", "agent.train", "--backend", args.backend,
@@ -161,7 +165,7 @@ def _stop_group(proc: subprocess.Popen) -> None:
             continue
 
 
-def record_switch_stats(bed: Testbed, table: int, run_dir: Path) -> None:
+def record_switch_stats(bed: Bed, table: int, run_dir: Path) -> None:
     """Per-table counters and occupancy after training, printed and saved."""
     assert bed.session is not None
     cfg = bed.config
@@ -178,22 +182,33 @@ def _terminate(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM tears down like Ctrl-C
 
 
-def run(args: argparse.Namespace) -> int:
-    """Set up, train, tear down; the trainer's exit code."""
+def namespace_testbed(cfg: Config, kind: str, log_dir: Path) -> Testbed:
+    """The default bed: named namespaces and veths made by bmv2.testbed."""
+    return Testbed(cfg, kind, log_dir=log_dir)
+
+
+def run_config(args: argparse.Namespace) -> tuple[Config, str]:
+    """The config of this run and the switch kind, after checking the machine can host it."""
+    ok, why = have_netns()
+    if not ok:
+        raise LaunchError(f"the testbed cannot run here: {why} "
+                          "(BACKEND=inprocess trains without it)")
     hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+    kind = resolve_kind(args.switch)
+    return training_config(cfgmod.load(args.config), hp, args.table, args.actors,
+                           args.backend), kind
+
+
+def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> int:
+    """Set up, train, tear down; the trainer's exit code."""
     args.run_dir.mkdir(parents=True, exist_ok=True)
     if args.backend == "inprocess":
         say(f"in-process replay, {args.actors} actors, no network; run dir {args.run_dir}")
         return relay(trainer_command(args, None, None, None), "switch=none")
-    ok, why = have_netns()
-    if not ok:
-        raise LaunchError(f"the namespace testbed cannot run here: {why} "
-                          "(BACKEND=inprocess trains without it)")
-    kind = resolve_kind(args.switch)
-    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
-    say(f"testbed: {len(cfg.hosts)} namespaces, {kind} switch, config {args.config}")
+    cfg, kind = run_config(args)
+    say(f"testbed: {len(cfg.hosts)} hosts, {kind} switch, config {args.config}")
     started = time.monotonic()
-    with Testbed(cfg, kind, log_dir=args.run_dir / "logs") as bed:
+    with make_bed(cfg, kind, args.run_dir / "logs") as bed:
         report = bed.deploy_report
         say(f"switch up, pipeline deployed ({report.summary() if report else 'done'}) "
             f"in {time.monotonic() - started:.1f} s; logs in {args.run_dir / 'logs'}")
@@ -205,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
                 say(f"host replay server on {replay[0]}:{replay[1]}")
             else:
                 replay = (bed.config.vip, REPLAY_UDP_PORT)
-            say(f"training {hp.env_id} with {args.actors} actors, replay at "
+            say(f"training {args.env} with {args.actors} actors, replay at "
                 f"{replay[0]}:{replay[1]} ({args.backend}); Ctrl-C stops")
             code = relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
             record_switch_stats(bed, args.table, args.run_dir)
@@ -217,7 +232,8 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The launcher's options (bmv2.mininet_topo adds its own to these)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n".join(__doc__.splitlines()[2:]))
@@ -237,25 +253,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
-    args = p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str] | None = None,
+               parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    args = (parser or build_parser()).parse_args(argv)
     if args.run_dir is None:
         name = f"{args.backend}-{args.switch}-s{args.seed}-{int(time.time())}"
         args.run_dir = REPO / "runs" / name
     return args
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
+def guarded(runner: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """`runner(args)` with SIGTERM treated as Ctrl-C and errors turned into exit codes."""
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = run(args)
+        return runner(args)
     except KeyboardInterrupt:
         say("interrupted; everything was torn down")
-        code = EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     except (LaunchError, ConfigError, SwitchStartError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
-        code = EXIT_USAGE
-    sys.exit(code)
+        return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(guarded(run, parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -71,20 +71,11 @@ class Namespace:
 
     def pids(self) -> list[int]:
         """Processes running inside this namespace."""
-        return [int(p) for p in ip("netns", "pids", self.name, check=False).split()]
+        return pids_in(netns_id(self.name))
 
     def stop_processes(self, timeout: float = 3.0) -> list[int]:
-        """SIGTERM what still runs inside (only this project's namespaces hold any),
-        SIGKILL what is left after `timeout`; returns the PIDs found."""
-        found = self.pids()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in self.pids():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)
-            deadline = time.monotonic() + timeout
-            while self.pids() and time.monotonic() < deadline:
-                time.sleep(0.05)
-        return found
+        """Stop what still runs inside (see `stop_processes_in`)."""
+        return stop_processes_in(netns_id(self.name), timeout)
 
     def delete(self) -> None:
         """Stop the processes left inside, then remove the namespace."""
@@ -161,6 +152,42 @@ def netns_path(ns: str) -> Path:
     """The namespace file of `ns`: a name under /var/run/netns, or a path as given
     (e.g. /proc/PID/ns/net for a Mininet host, whose namespaces have no name)."""
     return Path(ns) if "/" in ns else NETNS_DIR / ns
+
+
+def netns_id(ns: str) -> tuple[int, int]:
+    """(device, inode) of namespace `ns`: the same for every process inside it."""
+    st = os.stat(netns_path(ns))
+    return st.st_dev, st.st_ino
+
+
+def pids_in(ns: tuple[int, int]) -> list[int]:
+    """Processes (other than this one) inside the namespace with id `ns`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            st = os.stat(entry / "ns" / "net")
+        except OSError:
+            continue  # gone, or a kernel thread
+        if (st.st_dev, st.st_ino) == ns:
+            found.append(int(entry.name))
+    return found
+
+
+def stop_processes_in(ns: tuple[int, int], timeout: float = 3.0) -> list[int]:
+    """SIGTERM what still runs inside namespace `ns` (only the project's own
+    namespaces are passed here), SIGKILL what is left after `timeout`; returns
+    the PIDs found. The id outlives the namespace's name and its first process."""
+    found = pids_in(ns)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids_in(ns):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + timeout
+        while pids_in(ns) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return found
 
 
 def enter(ns: str) -> None:

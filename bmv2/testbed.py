@@ -9,6 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
 from bmv2.netns import Namespace, VethPair, cleanup_prefix, configure_host, ip, tx_checksum_off
@@ -17,6 +18,27 @@ from controller.deploy import DeployReport, deploy
 from controller.p4runtime_session import P4RuntimeSession
 
 PREFIX = "p4r"
+HOST_PREFIX_LEN = 15  # every host address is in 198.18.0.0/15
+
+
+class Bed(Protocol):
+    """What the launcher needs of a testbed: this one, or bmv2.mininet_topo's."""
+
+    config: Config
+    session: P4RuntimeSession | None
+    deploy_report: DeployReport | None
+
+    def ns_name(self, host: str) -> str:
+        """`host`'s network namespace, as bmv2.netns.enter takes it."""
+        ...
+
+    def exec_prefix(self, host: str) -> list[str]:
+        """Prefix that runs a command inside `host`'s namespace."""
+        ...
+
+    def __enter__(self) -> Bed: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
 
 
 def _tag() -> str:
@@ -80,7 +102,7 @@ class Testbed:
                             None, ns.name).create()
             self.links.append(pair)
             if self.ip_stack:
-                configure_host(ns.name, self.host_iface(h.name), f"{h.ip}/15", h.mac)
+                configure_host(ns.name, self.host_iface(h.name), f"{h.ip}/{HOST_PREFIX_LEN}", h.mac)
                 tx_checksum_off(ns.name, self.host_iface(h.name))
             else:
                 ip("link", "set", self.host_iface(h.name), "address", h.mac, ns=ns.name)

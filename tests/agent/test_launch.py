@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import pytest
 from agent.hparams import Hyperparams
 from agent.launch import DEFAULT_CONFIG, LaunchError, parse_args, training_config
 from bmv2.launch import find_bmv2
+from bmv2.mininet_topo import SWITCH_NAME as MININET_SWITCH
+from bmv2.mininet_topo import load_mininet
 from bmv2.netns import have_netns, ip
 from controller import config as cfgmod
 
@@ -57,8 +60,9 @@ def test_training_config_refuses_a_table_the_switch_cannot_hold() -> None:
         training_config(_base(), Hyperparams(capacity=10_000), 0, 2, "switch")
 
 
-def _launch(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agent.launch", *args], cwd=REPO,
+def _launch(*args: str, timeout: float = 240, module: str = "agent.launch",
+            stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -176,3 +180,58 @@ def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
     assert "interrupted" in rest
     assert set(_our_namespaces()) == before
     assert not _run_processes(run_dir)
+
+
+# --- the same roles as a Mininet topology (make mininet) --------------------------------
+
+def _needs_mininet() -> None:
+    _needs("python")
+    try:
+        load_mininet()
+    except LaunchError as exc:
+        pytest.skip(str(exc))
+
+
+def _switch_links() -> list[str]:
+    return [ln.split(":")[1].strip().split("@")[0] for ln in ip("-o", "link").splitlines()
+            if ln.split(":")[1].strip().startswith(f"{MININET_SWITCH}-eth")]
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+def test_short_run_on_a_mininet_topology(tmp_path: Path) -> None:
+    """make mininet: hosts and the P4 switch as Mininet nodes, trained through
+    exactly as make run does, and everything gone afterwards."""
+    _needs_mininet()
+    run_dir = tmp_path / "run"
+    proc = _launch("--switch", "python", "--actors", "2", "--run-dir", str(run_dir), *SHORT,
+                   module="bmv2.mininet_topo")
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "*** Starting 1 switches" in proc.stderr + proc.stdout  # Mininet built it
+    summary = _summary(proc.stdout)
+    assert summary["switch"] == "python" and int(summary["learner_steps"]) > 0
+    stats = json.loads((run_dir / "switch_stats.json").read_text())
+    result = json.loads((run_dir / "summary.json").read_text())
+    assert 0 < stats["ok"]["INSERT"] <= result["inserts"] and stats["ok"]["SAMPLE"] > 0
+    assert set(result["actor_weight_versions"]) == {"0", "1"}
+    assert not _run_processes(run_dir)
+    assert not _switch_links()
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+def test_mininet_cli_reaches_every_host_through_the_p4_switch(tmp_path: Path) -> None:
+    _needs_mininet()
+    if shutil.which("ping") is None:
+        pytest.skip("ping (iputils-ping) is not installed")
+    proc = _launch("--switch", "python", "--actors", "2", "--run-dir", str(tmp_path / "run"),
+                   "--cli", module="bmv2.mininet_topo", stdin="pingall\nexit\n", timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "Results: 0% dropped (6/6 received)" in out
+    assert not _switch_links()
+
+
+def test_mininet_refuses_the_inprocess_backend() -> None:
+    proc = _launch("--backend", "inprocess", module="bmv2.mininet_topo", timeout=60)
+    assert proc.returncode == 2 and "uses no network" in proc.stderr
