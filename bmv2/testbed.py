@@ -56,6 +56,8 @@ class Testbed:
     ip_stack: bool = True          # give hosts addresses (False: raw frames only)
     log_dir: Path | None = None
     tag: str = field(default_factory=_tag)
+    grpc_addr: str | None = None   # None: a free port on 127.0.0.1
+    deploy_config: bool = True     # False: leave the switch without a pipeline
     switch: SwitchProcess | None = None
     session: P4RuntimeSession | None = None
     deploy_report: DeployReport | None = None
@@ -76,7 +78,7 @@ class Testbed:
         kind = resolve_kind(self.switch_kind)
         try:
             self._create_hosts()
-            grpc_addr = f"127.0.0.1:{free_tcp_port()}"
+            grpc_addr = self.grpc_addr or f"127.0.0.1:{free_tcp_port()}"
             switch_cfg = replace(self.config.switch, address=grpc_addr)
             self.config = replace(self.config, switch=switch_cfg)
             log = self.log_dir / f"switch-{kind}.log" if self.log_dir else None
@@ -86,9 +88,10 @@ class Testbed:
                 kind, {h.port: self.switch_iface(h.port) for h in self.config.hosts},
                 grpc_addr=grpc_addr, device_id=self.config.switch.device_id,
                 cpu_port=self.config.switch.cpu_port, log_path=log).start()
-            self.session = P4RuntimeSession(grpc_addr, self.config.switch.device_id,
-                                            election_id=10, timeout=10).connect()
-            self.deploy_report = deploy(self.session, self.config)
+            if self.deploy_config:
+                self.session = P4RuntimeSession(grpc_addr, self.config.switch.device_id,
+                                                election_id=10, timeout=10).connect()
+                self.deploy_report = deploy(self.session, self.config)
         except BaseException:
             self.stop()
             raise
