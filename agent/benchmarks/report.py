@@ -184,12 +184,14 @@ def _training_markdown(training: dict) -> list[str]:
         return [*lines, f"Not run: {training['status']}.", ""]
     lines += [f"Status: {training['status']}. Per run at most {training['max_seconds']:.0f} s "
               f"and {training['max_env_steps']:,} env steps; medians over solved runs.", "",
-              "| backend | actors | solved / runs | env steps to solve | wall s to solve |",
-              "|---|---:|---:|---:|---:|"]
+              "| backend | actors | solved / runs | env steps to solve | wall s to solve "
+              "| env steps/s |",
+              "|---|---:|---:|---:|---:|---:|"]
     for row in training["summary"]:
         lines.append(f"| {BACKEND_NAMES.get(row['backend'], row['backend'])} | {row['actors']} "
                      f"| {row['solved']} / {row['runs']} | {_fmt(row['median_env_steps'])} "
-                     f"| {_fmt(row['median_wall_s'])} |")
+                     f"| {_fmt(row['median_wall_s'])} "
+                     f"| {_fmt(row.get('median_env_steps_per_s'))} |")
     return [*lines, ""]
 
 

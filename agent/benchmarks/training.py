@@ -118,7 +118,8 @@ def run_training(jobs: list[TrainingJob], hook: TrainingHook, budget: Budget) ->
 
 
 def summarize(runs: list[dict]) -> list[dict]:
-    """Per (backend, actors): runs, solved, medians of env steps and wall time of solved runs."""
+    """Per (backend, actors): runs, solved, medians of env steps and wall time of solved
+    runs, and the median env steps/s of all runs (the pace the replay path allowed)."""
     groups: dict[tuple[str, int], list[dict]] = {}
     for r in runs:
         groups.setdefault((r["backend"], r["actors"]), []).append(r)
@@ -128,7 +129,9 @@ def summarize(runs: list[dict]) -> list[dict]:
         rows.append({"backend": backend, "actors": actors, "runs": len(rs),
                      "solved": len(solved),
                      "median_env_steps": _median([r["env_steps"] for r in solved]),
-                     "median_wall_s": _median([r["wall_s"] for r in solved])})
+                     "median_wall_s": _median([r["wall_s"] for r in solved]),
+                     "median_env_steps_per_s": _median([r["env_steps"] / r["wall_s"]
+                                                        for r in rs if r["wall_s"] > 0])})
     return rows
 
 

@@ -63,6 +63,7 @@ def check_common(tmp_path: Path, results: dict) -> None:
     assert {(r["backend"], r["actors"]) for r in training["summary"]} == {
         (b, n) for b in ("switch", "host", "inprocess") for n in (1, 2)}
     assert all(r["solved"] == r["runs"] == 1 for r in training["summary"])
+    assert all(r["median_env_steps_per_s"] == 500.0 for r in training["summary"])  # 1000 / 2 s
 
 
 def test_inprocess_only(tmp_path: Path) -> None:
