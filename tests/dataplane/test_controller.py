@@ -164,7 +164,7 @@ def test_replayctl_walkthrough(clean: PacketTestbed, tmp_path: Path,
     assert json.loads(out)["0"]["size"] == 12
     assert clean.read_slot(0, 11).payload == payload(11)
     code, out = run_cli(clean, capsys, "-c", cfg, "status")
-    row = next(ln.split() for ln in out.splitlines() if ln.startswith("0 "))
+    row = next(ln.split() for ln in out.splitlines() if ln.split()[:1] == ["0"])
     assert code == 0 and row[-1] == "12/64", out  # occupancy / capacity of table 0
 
 
