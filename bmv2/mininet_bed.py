@@ -22,9 +22,9 @@ from mininet.topo import Topo
 from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, free_tcp_port
 from bmv2.mininet_topo import SWITCH_NAME
 from bmv2.netns import netns_id, stop_processes_in, sysctl, tx_checksum_off
-from bmv2.testbed import HOST_PREFIX_LEN
+from bmv2.testbed import HOST_PREFIX_LEN, connect_and_deploy
 from controller.config import Config
-from controller.deploy import DeployReport, deploy
+from controller.deploy import DeployReport
 from controller.p4runtime_session import P4RuntimeSession
 
 CONTROL_PORT = 0  # Mininet's loopback "control interface" of a root-namespace switch
@@ -115,9 +115,7 @@ class MininetBed:
                 self._netns[h.name] = netns_id(self.ns_name(h.name))
                 node.cmd("sysctl -q -w net.ipv6.conf.all.disable_ipv6=1")
                 tx_checksum_off(self.ns_name(h.name), node.defaultIntf().name)
-            self.session = P4RuntimeSession(grpc_addr, self.config.switch.device_id,
-                                            election_id=10, timeout=10).connect()
-            self.deploy_report = deploy(self.session, self.config)
+            self.session, self.deploy_report = connect_and_deploy(self.config)
         except BaseException:
             self.stop()
             raise

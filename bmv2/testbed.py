@@ -18,6 +18,7 @@ from controller.deploy import DeployReport, deploy
 from controller.p4runtime_session import P4RuntimeSession
 
 PREFIX = "p4r"
+TESTBED_ELECTION_ID = 10  # below replayctl's default, so an operator's replayctl is primary
 HOST_PREFIX_LEN = 15  # every host address is in 198.18.0.0/15
 
 
@@ -89,9 +90,7 @@ class Testbed:
                 grpc_addr=grpc_addr, device_id=self.config.switch.device_id,
                 cpu_port=self.config.switch.cpu_port, log_path=log).start()
             if self.deploy_config:
-                self.session = P4RuntimeSession(grpc_addr, self.config.switch.device_id,
-                                                election_id=10, timeout=10).connect()
-                self.deploy_report = deploy(self.session, self.config)
+                self.session, self.deploy_report = connect_and_deploy(self.config)
         except BaseException:
             self.stop()
             raise
@@ -135,6 +134,13 @@ class Testbed:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def connect_and_deploy(config: Config) -> tuple[P4RuntimeSession, DeployReport]:
+    """A primary P4Runtime session to the config's switch, and the deploy of the config."""
+    session = P4RuntimeSession(config.switch.address, config.switch.device_id,
+                               election_id=TESTBED_ELECTION_ID, timeout=10).connect()
+    return session, deploy(session, config)
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
