@@ -22,6 +22,7 @@ from agent.benchmarks.harness import Budget, progress
 LAUNCH_MODULE = "agent.launch"
 REPO = Path(__file__).resolve().parents[2]
 GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
+STOP_SECONDS = 60.0  # for a stopped launcher to tear its testbed down
 
 
 @dataclass(frozen=True)
@@ -63,15 +64,20 @@ def launch_hook(job: TrainingJob) -> TrainingResult:
            "--max-seconds", str(job.max_seconds), "--max-env-steps", str(job.max_env_steps),
            "--run-dir", str(job.run_dir)]
     result = TrainingResult(job.backend, job.actors, job.seed)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO,
-                              timeout=job.max_seconds + GRACE_SECONDS)
+        stdout, stderr = proc.communicate(timeout=job.max_seconds + GRACE_SECONDS)
     except subprocess.TimeoutExpired:
+        stop_launch(proc)
         result.error = f"no summary within {job.max_seconds + GRACE_SECONDS:.0f} s"
         return result
-    summary = parse_summary(proc.stdout)
+    except BaseException:  # Ctrl-C, SIGTERM: the launcher must still tear its testbed down
+        stop_launch(proc)
+        raise
+    summary = parse_summary(stdout)
     if summary is None:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        tail = (stderr or stdout).strip().splitlines()[-3:]
         result.error = f"exit {proc.returncode}, no SUMMARY line: {' | '.join(tail)}"
         return result
     result.solved = summary.get("solved") == "True"
@@ -81,6 +87,18 @@ def launch_hook(job: TrainingJob) -> TrainingResult:
     result.eval_return = float(summary.get("eval_return", math.nan))
     result.curve = read_curve(job.run_dir / "metrics.csv")
     return result
+
+
+def stop_launch(proc: subprocess.Popen) -> None:
+    """SIGTERM the launcher (it tears its testbed down, like Ctrl-C) and wait for it;
+    SIGKILL only if it does not finish. Never subprocess.run's SIGKILL first, which
+    would leave the launcher's namespaces and switch behind."""
+    proc.terminate()
+    try:
+        proc.communicate(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
 
 
 def parse_summary(stdout: str) -> dict[str, str] | None:
