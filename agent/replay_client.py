@@ -10,8 +10,14 @@ client logic (request ids, retries, reply collection) is the same everywhere.
 Loss handling (UDP is lossy; every call is bounded in time):
 
 * Each request has a fresh request id. A request that needs a reply (INSERT or
-  UPDATE with ACK, SAMPLE) waits `RetryPolicy.timeout`, then is resent with
-  backoff, at most `retries` times; then it fails with `ReplayTimeout`.
+  UPDATE with ACK, SAMPLE) waits its timeout, then is resent with backoff, at
+  most `retries` times; then it fails with `ReplayTimeout`. The first timeout is
+  `RetryPolicy.timeout` until a few requests of the same kind (op, batch size)
+  have been timed; from then on it adapts as TCP's does (RFC 6298: smoothed
+  round-trip time plus four times its variation, only requests answered at the
+  first attempt timed), kept within [min_timeout, timeout]; retries back off
+  from `timeout`. A switch that drops a reply now costs a few round trips
+  rather than the whole configured timeout.
 * INSERT/UPDATE with ACK are resent with the same request id, so a late ACK
   still matches and each request counts once. Delivery is at least once: an
   insert whose ACK (not the request) was lost is stored twice.
@@ -88,15 +94,51 @@ def _op_name(op: int) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Timeout of the first attempt, growing by `backoff` per retry up to `max_timeout`."""
+    """Timeout of the first attempt, growing by `backoff` per retry up to `max_timeout`.
+
+    With `adaptive`, the first attempt's timeout follows the measured round-trip
+    time (see RttEstimator), between `min_timeout` and `timeout`."""
 
     timeout: float = 0.25
     retries: int = 3
     backoff: float = 2.0
     max_timeout: float = 2.0
+    adaptive: bool = True
+    min_timeout: float = 0.05
 
-    def timeout_for(self, attempt: int) -> float:
+    def timeout_for(self, attempt: int, first: float | None = None) -> float:
+        """Timeout of attempt `attempt` (0 = first). Only the first may be the
+        adaptive `first`; retries back off from `timeout` as configured, so a
+        machine that stalls for a moment does not use up the retries."""
+        if attempt == 0 and first is not None:
+            return first
         return min(self.timeout * self.backoff ** attempt, self.max_timeout)
+
+
+@dataclass
+class RttEstimator:
+    """Smoothed round-trip time and its variation (RFC 6298, alpha 1/8, beta 1/4)."""
+
+    srtt: float = 0.0
+    rttvar: float = 0.0
+    samples: int = 0
+
+    WARMUP = 3  # round trips timed before the estimate is used
+
+    def observe(self, rtt: float) -> None:
+        if self.samples == 0:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
+            self.srtt = 0.875 * self.srtt + 0.125 * rtt
+        self.samples += 1
+
+    def timeout(self, policy: RetryPolicy) -> float:
+        """The first attempt's timeout under `policy`."""
+        if not policy.adaptive or self.samples < self.WARMUP:
+            return policy.timeout
+        rto = self.srtt + 4 * self.rttvar
+        return min(max(rto, policy.min_timeout), policy.timeout)
 
 
 class Transport(Protocol):
@@ -178,6 +220,8 @@ class PendingRequest:
     op: int
     message: Message
     want: int
+    sent: float
+    first_timeout: float
     deadline: float
     attempt: int = 0
     ids: list[int] = field(default_factory=list)
@@ -203,8 +247,14 @@ class ReplayClient:
         self._active: set[PendingRequest] = set()
         self._counts: Counter[str] = Counter()
         self._warned: set[tuple[int, int]] = set()
+        self._rtt: dict[tuple[int, int], RttEstimator] = {}
 
     # --- public API -------------------------------------------------------------
+
+    def first_timeout(self, op: int, want: int = 1) -> float:
+        """The timeout a new request of this kind waits before its first retry."""
+        est = self._rtt.get((op, want))
+        return est.timeout(self.policy) if est else self.policy.timeout
 
     def stats(self) -> dict[str, int]:
         """Counters: inserts, samples, updates, retries, timeouts, stale, ..."""
@@ -299,8 +349,10 @@ class ReplayClient:
         self._counts[stat] += len(msgs)
 
     def _start(self, op: int, msg: Message, want: int = 1) -> PendingRequest:
-        pending = PendingRequest(op=op, message=msg, want=want,
-                                 deadline=time.monotonic() + self.policy.timeout_for(0))
+        first = self.first_timeout(op, want)
+        now = time.monotonic()
+        pending = PendingRequest(op=op, message=msg, want=want, sent=now, first_timeout=first,
+                                 deadline=now + first)
         self._register(pending, msg)
         return pending
 
@@ -311,6 +363,9 @@ class ReplayClient:
         self.transport.send(msg)
 
     def _finish(self, pending: PendingRequest) -> None:
+        if pending.attempt == 0 and pending.replies:  # Karn: time unretried requests only
+            est = self._rtt.setdefault((pending.op, pending.want), RttEstimator())
+            est.observe(time.monotonic() - pending.sent)
         pending.done = True
         self._active.discard(pending)
         for rid in pending.ids:
@@ -338,6 +393,9 @@ class ReplayClient:
     def _pump(self, done: Callable[[], bool]) -> None:
         """Receive and retry until done() (bounded: every request expires)."""
         while not done() and self._active:
+            self._drain()  # replies that came in while the caller worked are not late
+            if done() or not self._active:
+                return
             now = time.monotonic()
             self._expire(now)
             if done() or not self._active:
@@ -359,7 +417,8 @@ class ReplayClient:
                 self._finish(pending)
                 continue
             pending.attempt += 1
-            pending.deadline = now + self.policy.timeout_for(pending.attempt)
+            pending.deadline = now + self.policy.timeout_for(pending.attempt,
+                                                             pending.first_timeout)
             self._counts["retries"] += 1
             if pending.op == Op.SAMPLE:
                 missing = pending.want - len(pending.replies)

@@ -9,12 +9,13 @@ import pytest
 
 from agent import protocol
 from agent.host_server import HostServer
-from agent.protocol import HEADER, Mode, Status
+from agent.protocol import HEADER, Mode, Op, Status
 from agent.replay_client import (
     ReplayClient,
     ReplayRefused,
     ReplayTimeout,
     RetryPolicy,
+    RttEstimator,
     make_client,
 )
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
@@ -120,6 +121,51 @@ def test_lost_sample_replies_are_topped_up(server: HostServer) -> None:
         batch = c.sample(10, Mode.UNIFORM)
         assert len(batch) == 10
         assert c.stats()["retries"] >= 1 and c.stats()["partial_batches"] == 0
+    finally:
+        c.close()
+        proxy.close()
+
+
+def test_rtt_estimator_follows_rfc6298_within_the_policy_bounds() -> None:
+    policy = RetryPolicy(timeout=0.25, min_timeout=0.02)
+    est = RttEstimator()
+    est.observe(0.010)
+    assert (est.srtt, est.rttvar) == (0.010, 0.005)
+    est.observe(0.018)
+    assert est.rttvar == pytest.approx(0.75 * 0.005 + 0.25 * 0.008)
+    assert est.srtt == pytest.approx(0.875 * 0.010 + 0.125 * 0.018)
+    assert est.timeout(policy) == 0.25  # not warmed up: the configured timeout
+    est.observe(0.012)
+    assert est.timeout(policy) == pytest.approx(est.srtt + 4 * est.rttvar)
+    assert RttEstimator(srtt=0.001, samples=9).timeout(policy) == 0.02  # floor
+    assert RttEstimator(srtt=1.0, samples=9).timeout(policy) == 0.25  # never above timeout
+    assert RttEstimator(srtt=0.001, samples=9).timeout(RetryPolicy(adaptive=False)) == 0.25
+    # only the first wait adapts; retries back off from the configured timeout
+    assert [policy.timeout_for(k, 0.03) for k in range(3)] == [0.03, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_first_timeout_adapts_per_request_kind(server: HostServer, adaptive: bool) -> None:
+    make_client("inprocess", service=server.service).insert_many(payloads(8))
+    lossy = {"on": False}
+    proxy = LossyProxy(server.address, drop=lambda d, data: lossy["on"] and d == "down"
+                       and _reply_index(data) == 2)
+    policy = RetryPolicy(timeout=0.25, retries=1, adaptive=adaptive, min_timeout=0.02)
+    c = make_client("host", address=proxy.address, policy=policy)
+    try:
+        for _ in range(RttEstimator.WARMUP):
+            assert len(c.sample(4, Mode.UNIFORM)) == 4
+        fast = c.first_timeout(Op.SAMPLE, 4)
+        assert c.first_timeout(Op.SAMPLE, 8) == 0.25  # another batch size: not timed yet
+        lossy["on"] = True  # reply 2 of each request is lost from now on
+        pending = c.sample_async(4, Mode.UNIFORM)
+        assert pending.first_timeout == fast
+        batch = c.wait(pending)  # the top-up asks for 1 more: its reply is index 0
+        assert len(batch) == 4 and c.stats()["retries"] == 1
+        if adaptive:
+            assert 0.02 <= fast < 0.25
+        else:
+            assert fast == 0.25
     finally:
         c.close()
         proxy.close()
