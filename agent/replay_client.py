@@ -392,10 +392,8 @@ class ReplayClient:
 
     def _pump(self, done: Callable[[], bool]) -> None:
         """Receive and retry until done() (bounded: every request expires)."""
+        self._drain()  # replies that came in while the caller worked are not late
         while not done() and self._active:
-            self._drain()  # replies that came in while the caller worked are not late
-            if done() or not self._active:
-                return
             now = time.monotonic()
             self._expire(now)
             if done() or not self._active:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -169,6 +170,19 @@ def test_first_timeout_adapts_per_request_kind(server: HostServer, adaptive: boo
     finally:
         c.close()
         proxy.close()
+
+
+def test_replies_that_arrived_while_the_caller_worked_are_not_retried(
+        server: HostServer) -> None:
+    make_client("inprocess", service=server.service).insert_many(payloads(8))
+    c = make_client("host", address=server.address, policy=RetryPolicy(timeout=0.05))
+    try:
+        pending = c.sample_async(4, Mode.UNIFORM)
+        time.sleep(0.2)  # the caller works past the deadline; the replies are waiting
+        assert len(c.wait(pending)) == 4
+        assert c.stats()["retries"] == 0 and c.stats()["dropped_replies"] == 0
+    finally:
+        c.close()
 
 
 def test_partial_batch_is_returned_when_retries_run_out(server: HostServer) -> None:
