@@ -25,6 +25,11 @@ PAYLOAD_WORDS = 16
 PAYLOAD_BYTES = 4 * PAYLOAD_WORDS
 MAX_BATCH = 255
 
+# The data plane's replication (docs/protocol.md, "Replication"): RESET is
+# multicast to RESET_GROUP, RESET_FANOUT copies (slots) per round.
+RESET_GROUP = 255
+RESET_FANOUT = 64
+
 HEADER = struct.Struct("!8B5IQ")
 HEADER_BYTES = HEADER.size  # 36
 

@@ -3,11 +3,12 @@
 `ReplayTable` is one table's state (ring pointer, occupancy, insert sequence,
 running max priority, sum tree, slot stamps and payloads: table_state.p4,
 sum_tree.p4, slot_store.p4). `ReplayService` is the request pipeline of
-replay_service.p4 over NUM_TABLES tables: admission (statuses in the switch's
-precedence), per-table config, the ACL, the operation, the replies and the
-request counters. The host replay server and the in-process client backend both
-run requests through `ReplayService.handle`, so they answer exactly as the
-switch does: same statuses, same reply fields, the same replies omitted.
+replay_admission.p4 and replay_service.p4 over NUM_TABLES tables: admission
+(statuses in the switch's precedence), per-table config, the ACL, the
+operation, the replies and the request counters. The host replay server and
+the in-process client backend both run requests through `ReplayService.handle`,
+so they answer exactly as the switch does: same statuses, same reply fields,
+the same replies omitted.
 
 Python-only choices where the switch has no defined behaviour: a table's
 default mode must be UNIFORM or PRIORITIZED, and a uniform draw never indexes
@@ -33,6 +34,7 @@ from agent.protocol import (
     NUM_TABLES,
     PAYLOAD_BYTES,
     PRIORITY_ONE,
+    RESET_FANOUT,
     VERSION,
     Flag,
     Message,
@@ -252,7 +254,8 @@ class ReplayService:
         if op == Op.UPDATE:
             total = table.update(req.slot, req.stamp, req.priority)
             if total is None:
-                return ([self._reply(req, Status.STALE)] if ack else []), Status.STALE
+                return ([self._reply(req, Status.STALE, size=table.size, total=table.tree.total)]
+                        if ack else []), Status.STALE
             return ([self._reply(req, status, size=table.size, total=total)] if ack else []), status
         if op == Op.READ:
             return [self._reply(req, status, stamp=int(table.stamps[req.slot]),
@@ -264,8 +267,8 @@ class ReplayService:
             return [self._reply(req, status, size=table.size, total=total)], status
         if op == Op.RESET:
             table.reset()
-            return [self._reply(req, status, index=NUM_SLOTS - 1, slot=NUM_SLOTS - 1, stamp=0,
-                                priority=0)], status
+            return [self._reply(req, status, index=RESET_FANOUT - 1, slot=NUM_SLOTS - 1,
+                                stamp=0, priority=0)], status
         if op == Op.GET_STATE:
             return [self._reply(req, status, slot=table.pointer, stamp=table.sequence,
                                 priority=table.max_priority, size=table.size,
@@ -283,7 +286,8 @@ class ReplayService:
         elif req.count > config.max_batch:
             status = Status.BATCH_TOO_LARGE
         elif size < config.min_size or size == 0:
-            status = Status.BELOW_MIN_SIZE
+            return [self._reply(req, Status.BELOW_MIN_SIZE, size=size,
+                                total=table.tree.total)], Status.BELOW_MIN_SIZE
         else:
             slots = table.sample(req.count, mode, self.rng)
             if slots is None:
@@ -294,7 +298,7 @@ class ReplayService:
                                 priority=int(p), size=size, total=total,
                                 payload=table.payloads[s].tobytes())
                     for k, (s, p) in enumerate(zip(slots, priorities, strict=True))], Status.OK
-        return [self._reply(req, status, size=size)], status
+        return [self._reply(req, status)], status
 
     @staticmethod
     def _reply(req: Message | None, status: int, *, index: int = 0, slot: int | None = None,

@@ -3,6 +3,8 @@ switch, with the same arguments, so callers treat both alike."""
 
 from __future__ import annotations
 
+import functools
+import os
 import signal
 import socket
 import subprocess
@@ -16,7 +18,13 @@ from bmv2.toolchain import find_tool
 SWITCH_KINDS = ("python", "bmv2")
 BMV2_BINARY = "simple_switch_grpc"
 BMV2_ENV = "SIMPLE_SWITCH_GRPC"
+BMV2_CLI = "simple_switch_CLI"
+BMV2_CLI_ENV = "SIMPLE_SWITCH_CLI"
 DEFAULT_CPU_PORT = 255
+# Packets each bmv2 egress queue holds (bmv2's default is 64 and it drops the
+# rest): a SAMPLE of n puts n replies into the requester's queue at once, and
+# a Learner keeps several in flight. Set through bmv2's Thrift runtime CLI.
+BMV2_QUEUE_DEPTH = 4096
 
 
 class SwitchStartError(RuntimeError):
@@ -26,6 +34,39 @@ class SwitchStartError(RuntimeError):
 def find_bmv2() -> Path | None:
     """simple_switch_grpc from $SIMPLE_SWITCH_GRPC, PATH or /opt/p4/install/bin."""
     return find_tool((BMV2_BINARY,), BMV2_ENV)
+
+
+@functools.cache
+def bmv2_has_thrift(binary: Path) -> bool:
+    """Whether this simple_switch_grpc was built with its Thrift runtime server."""
+    out = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30)
+    return "--thrift-port" in out.stdout + out.stderr
+
+
+def bmv2_cli(thrift_port: int, script: str, netns: str | None = None,
+             timeout: float = 10.0) -> str:
+    """Run `script` (runtime CLI commands, one per line) through simple_switch_CLI
+    against the bmv2 at `thrift_port`; its output. Retries while the Thrift
+    server is not up yet (it starts a moment after gRPC)."""
+    cli = find_tool((BMV2_CLI,), BMV2_CLI_ENV)
+    if cli is None:
+        raise SwitchStartError(f"{BMV2_CLI} not found (set ${BMV2_CLI_ENV})")
+    cmd = [os.environ.get("BMV2_CLI_PYTHON", "/usr/bin/python3"), str(cli),
+           "--thrift-port", str(thrift_port)]
+    if netns:
+        cmd = ["ip", "netns", "exec", netns, *cmd]
+    deadline = time.monotonic() + timeout
+    while True:
+        out = subprocess.run(cmd, input=script, capture_output=True, text=True, timeout=timeout)
+        said = out.stdout + out.stderr
+        if out.returncode == 0 and "Could not connect" not in said:
+            if "Error" in said or "Invalid" in said:
+                raise SwitchStartError(f"{BMV2_CLI}: {said.strip()[-300:]}")
+            return out.stdout
+        if time.monotonic() >= deadline:
+            raise SwitchStartError(f"{BMV2_CLI} cannot reach port {thrift_port}: "
+                                   f"{said.strip()[-300:]}")
+        time.sleep(0.2)
 
 
 def resolve_kind(kind: str) -> str:
@@ -58,21 +99,26 @@ class SwitchProcess:
     cpu_port: int = DEFAULT_CPU_PORT
     log_path: Path | None = None
     netns: str | None = None
+    thrift_port: int | None = None
     proc: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
         args = []
         for port, iface in sorted(self.ports.items()):
             args += ["-i", f"{port}@{iface}"]
-        args += ["--device-id", str(self.device_id), "--no-p4", "--",
-                 "--grpc-server-addr", self.grpc_addr, "--cpu-port", str(self.cpu_port)]
+        args += ["--device-id", str(self.device_id), "--no-p4"]
+        tail = ["--", "--grpc-server-addr", self.grpc_addr, "--cpu-port", str(self.cpu_port)]
         if self.kind == "bmv2":
             binary = find_bmv2()
             if binary is None:
                 raise SwitchStartError("simple_switch_grpc is not installed")
-            cmd = [str(binary), *args]
+            if bmv2_has_thrift(binary):
+                # Each switch its own Thrift port: the default 9090 would clash.
+                self.thrift_port = self.thrift_port or free_tcp_port()
+                args += ["--thrift-port", str(self.thrift_port)]
+            cmd = [str(binary), *args, *tail]
         else:
-            cmd = [sys.executable, "-m", "bmv2.pyswitch", *args]
+            cmd = [sys.executable, "-m", "bmv2.pyswitch", *args, *tail]
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns, *cmd]
         return cmd
@@ -91,11 +137,29 @@ class SwitchProcess:
                                        + (f"; see {self.log_path}" if self.log_path else ""))
             try:
                 with socket.create_connection((host, int(port)), timeout=0.5):
-                    return self
+                    break
             except OSError:
                 time.sleep(0.1)
-        self.stop()
-        raise SwitchStartError(f"{self.kind} switch did not open {self.grpc_addr} in {timeout} s")
+        else:
+            self.stop()
+            raise SwitchStartError(
+                f"{self.kind} switch did not open {self.grpc_addr} in {timeout} s")
+        if self.kind == "bmv2":
+            self._raise_queue_depth()
+        return self
+
+    def _raise_queue_depth(self) -> None:
+        """bmv2's 64-packet egress queues drop SAMPLE replies: make them deeper."""
+        if self.thrift_port is None:
+            print(f"warning: this {BMV2_BINARY} has no Thrift server, so its egress queues "
+                  "stay 64 packets deep and a SAMPLE of more replies than that can lose some",
+                  file=sys.stderr)
+            return
+        try:
+            bmv2_cli(self.thrift_port, f"set_queue_depth {BMV2_QUEUE_DEPTH}\n", self.netns)
+        except (SwitchStartError, OSError, subprocess.TimeoutExpired):
+            self.stop()
+            raise
 
     def stop(self, timeout: float = 5.0) -> None:
         """Terminate the process (by its PID) and wait for it."""

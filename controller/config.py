@@ -11,7 +11,14 @@ from typing import Any
 
 import yaml
 
-from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, REPLAY_UDP_PORT, Mode
+from agent.protocol import (
+    MAX_BATCH,
+    NUM_SLOTS,
+    NUM_TABLES,
+    REPLAY_UDP_PORT,
+    RESET_GROUP,
+    Mode,
+)
 
 MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
 OPS = {"insert": 0x01, "sample": 0x02, "update": 0x04}
@@ -73,8 +80,6 @@ class SwitchConfig:
     address: str = "127.0.0.1:9559"
     device_id: int = 0
     cpu_port: int = 255
-    loop_port: int = 510
-    loop_session: int = 100
 
 
 @dataclass(frozen=True)
@@ -172,12 +177,11 @@ def _items(parent: _Node, key: str, value_node: yaml.Node) -> list[_Node]:
 
 
 def _switch(node: _Node) -> SwitchConfig:
-    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "loop_port": int,
-                       "loop_session": int}, ())
+    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int}, ())
     kwargs = {k: v for k, (_, v) in f.items()}
-    for key in ("cpu_port", "loop_port"):
-        if key in f:
-            _check(0 < f[key][1] <= 511, node, key, "must be a port number 1..511", f[key][0])
+    if "cpu_port" in f:
+        _check(0 < f["cpu_port"][1] <= 511, node, "cpu_port", "must be a port number 1..511",
+               f["cpu_port"][0])
     if "address" in f:
         _check(":" in f["address"][1], node, "address", "expected HOST:PORT", f["address"][0])
     return SwitchConfig(**kwargs)
@@ -261,8 +265,8 @@ def parse(text: str, source: str = "<config>") -> Config:
             seen[tag] = h.name
         if h.ip == vip:
             raise n.fail("ip", "a host cannot use the replay VIP", n.node)
-        if h.port == switch.cpu_port or h.port == switch.loop_port:
-            raise n.fail("port", "the CPU and loop ports cannot be host ports", n.node)
+        if h.port == switch.cpu_port:
+            raise n.fail("port", "the CPU port cannot be a host port", n.node)
 
     tables = [_table(n) for n in _items(top, "tables", f["tables"][0])]
     ids = [t.id for t in tables]
@@ -293,8 +297,9 @@ def parse(text: str, source: str = "<config>") -> Config:
             _check(m in names, bn, "members", f"no host named '{m}'",
                    bf.get("members", bf["address"])[0])
         group = bf["group"][1] if "group" in bf else 1
-        _check(1 <= group <= 65535, bn, "group", "must be 1..65535",
-               bf.get("group", bf["address"])[0])
+        _check(1 <= group < RESET_GROUP, bn, "group",
+               f"must be 1..{RESET_GROUP - 1} (group {RESET_GROUP} and up replicate replay "
+               "requests)", bf.get("group", bf["address"])[0])
         broadcast = Broadcast(address, group, members)
 
     return Config(switch, vip, vip_mac, tuple(hosts), tuple(tables), tuple(acl), broadcast, source)

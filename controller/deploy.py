@@ -12,6 +12,7 @@ from controller.config import Config
 from controller.p4info import decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
+from controller.replication import sample_bases, wanted_groups
 
 P = "ReplayIngress."
 TABLES = {
@@ -20,6 +21,7 @@ TABLES = {
     "vip": P + "replay_vip",
     "config": P + "replay.replay_table_config",
     "acl": P + "replay.replay_acl",
+    "sample_replication": P + "replay.sample_replication",
     "rewrite": "ReplayEgress.broadcast.broadcast_rewrite",
 }
 MANAGED_TABLES = tuple(TABLES.values())
@@ -72,6 +74,9 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
     for (ip, table), mask in sorted(masks.items()):
         out.append(e(TABLES["acl"], {"hdr.ipv4.src_addr": ip, "hdr.replay.table_id": table},
                      P + "replay.allow", {"ops": mask}))
+    for port, base in sample_bases(cfg).items():
+        out.append(e(TABLES["sample_replication"], {"meta.orig_port": port},
+                     P + "replay.replicate", {"group_base": base}))
     if cfg.broadcast:
         out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (cfg.broadcast.address, 32)},
                      P + "ipv4.broadcast", {"group": cfg.broadcast.group}))
@@ -127,42 +132,21 @@ def sync_tables(session: P4RuntimeSession, cfg: Config, report: DeployReport) ->
     session.write(updates)
 
 
-def _read_clone_sessions(session: P4RuntimeSession) -> dict[int, list[int]]:
-    entity = p4runtime_pb2.Entity()
-    entity.packet_replication_engine_entry.clone_session_entry.session_id = 0
-    out = {}
-    for ent in session.read([entity]):
-        cs = ent.packet_replication_engine_entry.clone_session_entry
-        out[cs.session_id] = sorted(r.egress_port or r.port for r in cs.replicas)
-    return out
-
-
 def sync_replication(session: P4RuntimeSession, cfg: Config, report: DeployReport) -> None:
-    """The loop clone session and the broadcast multicast group."""
-    loop = cfg.switch.loop_session
-    sessions = _read_clone_sessions(session)
-    if loop not in sessions:
-        session.clone_session(loop, [cfg.switch.loop_port])
-        report.inserted.append(f"clone session {loop}")
-    elif sessions[loop] != [cfg.switch.loop_port]:
-        session.clone_session(loop, [cfg.switch.loop_port], kind="modify")
-        report.modified.append(f"clone session {loop}")
-
-    groups = session.read_multicast_groups()
-    wanted = {}
-    if cfg.broadcast:
-        wanted[cfg.broadcast.group] = sorted(cfg.host(m).port for m in cfg.broadcast.members)
-    for gid, ports in wanted.items():
-        if gid not in groups:
-            session.multicast_group(gid, ports)
-            report.inserted.append(f"multicast group {gid}")
-        elif groups[gid] != ports:
-            session.multicast_group(gid, ports, kind="modify")
-            report.modified.append(f"multicast group {gid}")
-    for gid in groups:
-        if gid not in wanted:
-            session.multicast_group(gid, [], kind="delete")
-            report.deleted.append(f"multicast group {gid}")
+    """The multicast groups of controller/replication.py, in one write."""
+    have = session.read_multicast_groups()
+    wanted = wanted_groups(cfg)
+    updates = []
+    for gid, replicas in sorted(wanted.items()):
+        if have.get(gid) == replicas:
+            continue
+        kind = "insert" if gid not in have else "modify"
+        updates.append(session.update(kind, session.multicast_group_entity(gid, replicas)))
+        (report.inserted if kind == "insert" else report.modified).append(f"multicast group {gid}")
+    for gid in sorted(set(have) - set(wanted)):
+        updates.append(session.update("delete", session.multicast_group_entity(gid, [])))
+        report.deleted.append(f"multicast group {gid}")
+    session.write(updates)
 
 
 def ensure_pipeline(session: P4RuntimeSession, artifacts: Artifacts = DEFAULT) -> bool:

@@ -326,26 +326,21 @@ class P4RuntimeSession:
         entity = self.table_entry(table, None, action, params, default=True)
         self.write([self.update("modify", entity)])
 
-    def multicast_group(self, group_id: int, ports: Iterable[int],
-                        kind: str = "insert") -> None:
-        """Insert/modify/delete a multicast group replicating to `ports`."""
+    @staticmethod
+    def multicast_group_entity(group_id: int,
+                               replicas: Iterable[tuple[int, int]]) -> p4runtime_pb2.Entity:
+        """A multicast group entity with (egress port, instance) replicas."""
         entity = p4runtime_pb2.Entity()
         mg = entity.packet_replication_engine_entry.multicast_group_entry
         mg.multicast_group_id = group_id
-        for instance, port in enumerate(ports, start=1):
+        for port, instance in replicas:
             mg.replicas.add(egress_port=port, instance=instance)
-        self.write([self.update(kind, entity)])
+        return entity
 
-    def clone_session(self, session_id: int, ports: Iterable[int], kind: str = "insert",
-                      packet_length_bytes: int = 0) -> None:
-        """Insert/modify/delete a clone session copying to `ports`."""
-        entity = p4runtime_pb2.Entity()
-        cs = entity.packet_replication_engine_entry.clone_session_entry
-        cs.session_id = session_id
-        cs.packet_length_bytes = packet_length_bytes
-        for port in ports:
-            cs.replicas.add(egress_port=port, instance=1)
-        self.write([self.update(kind, entity)])
+    def multicast_group(self, group_id: int, replicas: Iterable[tuple[int, int]],
+                        kind: str = "insert") -> None:
+        """Insert/modify/delete a multicast group of (egress port, instance) replicas."""
+        self.write([self.update(kind, self.multicast_group_entity(group_id, replicas))])
 
     # --- reads ----------------------------------------------------------------
 
@@ -375,13 +370,15 @@ class P4RuntimeSession:
                                               e.counter_entry.data.byte_count)
                 for e in self.read([entity])}
 
-    def read_multicast_groups(self) -> dict[int, list[int]]:
+    def read_multicast_groups(self) -> dict[int, list[tuple[int, int]]]:
+        """{group id: sorted (egress port, instance) replicas} of every group."""
         entity = p4runtime_pb2.Entity()
         entity.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = 0
         groups = {}
         for e in self.read([entity]):
             mg = e.packet_replication_engine_entry.multicast_group_entry
-            groups[mg.multicast_group_id] = sorted(r.egress_port or r.port for r in mg.replicas)
+            groups[mg.multicast_group_id] = sorted((r.egress_port or _port_number(r.port),
+                                                    r.instance) for r in mg.replicas)
         return groups
 
     # --- packets --------------------------------------------------------------
@@ -422,6 +419,11 @@ class P4RuntimeSession:
         meta = {names.get(m.metadata_id, str(m.metadata_id)): decode_value(m.value)
                 for m in packet.metadata}
         return PacketIn(payload=bytes(packet.payload), metadata=meta)
+
+
+def _port_number(port: bytes) -> int:
+    """A replica's port given as P4Runtime bytes (0 when absent)."""
+    return int.from_bytes(port, "big") if port else 0
 
 
 def _split_prefix(value: MatchValue, width: int) -> tuple[int | str, int]:

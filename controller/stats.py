@@ -9,7 +9,8 @@ from agent.protocol import Op, Status
 from controller.inband import InbandChannel
 from controller.p4runtime_session import P4RuntimeSession
 
-COUNTER = "ReplayIngress.replay.replay_requests"
+COUNTER = "ReplayEgress.replay.replay_requests"
+SAMPLED_COUNTER = "ReplayEgress.replay.replay_sampled"
 OTHER_TABLE = protocol.NUM_TABLES
 
 
@@ -29,6 +30,7 @@ class TableStats:
     total_priority: float | None = None
     max_priority: float | None = None
     inserted: int | None = None                              # insert sequence number
+    sampled: int = 0                                         # experiences SAMPLE returned
 
     @property
     def refused_total(self) -> int:
@@ -37,7 +39,7 @@ class TableStats:
     def as_dict(self) -> dict:
         return {"table": self.table, "ok": self.ok, "refused": self.refused, "size": self.size,
                 "total_priority": self.total_priority, "max_priority": self.max_priority,
-                "inserted": self.inserted}
+                "inserted": self.inserted, "sampled": self.sampled}
 
 
 def read_stats(session: P4RuntimeSession, tables: list[int],
@@ -55,6 +57,9 @@ def read_stats(session: P4RuntimeSession, tables: list[int],
         else:
             name = Status(status).name if status in Status._value2member_map_ else str(status)
             out[table].refused[name] = out[table].refused.get(name, 0) + packets
+    for table, (packets, _bytes) in session.read_counter(SAMPLED_COUNTER).items():
+        if table in out:
+            out[table].sampled = packets
     if inband is not None:
         for t in tables:
             (state,) = inband.request(protocol.get_state(t))

@@ -8,12 +8,14 @@
  * ipv4_lpm, ARP is answered by the switch, and the Learner's weight packets
  * are multicast to the Actors.
  *
- * Passes through the v1model pipeline:
- *   ingress   ARP -> ArpResponder; replay request to the VIP -> ReplayService;
- *             other IPv4 -> Ipv4Forwarding; anything else is dropped.
- *   egress    the recirculation loop's clones are recirculated; replies bound
- *             for the CPU get a packet_in header; all replies are truncated to
- *             their exact length; broadcast copies are readdressed.
+ * Passes through the v1model pipeline (docs/protocol.md has them per op):
+ *   ingress   ARP -> ArpResponder; replay request to the VIP ->
+ *             ReplayAdmission (checks, then unicast back, or a multicast
+ *             group for SAMPLE n and RESET); other IPv4 -> Ipv4Forwarding;
+ *             anything else is dropped. Ingress holds no replay state.
+ *   PRE       SAMPLE n: n copies toward the requester, rid = reply index.
+ *   egress    replay requests and their copies -> ReplayService, where all
+ *             replay state lives; broadcast copies are readdressed.
  * The wire format is in docs/protocol.md.
  */
 #include <core.p4>
@@ -23,7 +25,9 @@
 #include "include/headers.p4"
 #include "include/parser.p4"
 #include "include/forwarding.p4"
+#include "include/replay_admission.p4"
 #include "include/table_state.p4"
+#include "include/draw.p4"
 #include "include/sum_tree.p4"
 #include "include/slot_store.p4"
 #include "include/replay_reply.p4"
@@ -34,7 +38,7 @@ control ReplayIngress(inout headers_t hdr,
                       inout standard_metadata_t std) {
     ArpResponder() arp;
     Ipv4Forwarding() ipv4;
-    ReplayService() replay;
+    ReplayAdmission() replay;
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -49,11 +53,9 @@ control ReplayIngress(inout headers_t hdr,
     }
 
     apply {
-        if (std.instance_type == INSTANCE_NORMAL) {
+        if (std.instance_type != INSTANCE_RECIRC) {
             meta.orig_port = std.ingress_port;
-            if (std.ingress_port == CPU_PORT) {
-                meta.from_cpu = 1;
-            }
+            meta.from_cpu = (bit<1>)(std.ingress_port == CPU_PORT);
         }
 
         /* Controller packet-out with an explicit port: send it there as is. */
@@ -63,7 +65,10 @@ control ReplayIngress(inout headers_t hdr,
             exit;
         }
 
-        if (hdr.udp.isValid() && hdr.udp.dst_port == REPLAY_UDP_PORT) {
+        /* A first fragment (MF set) is not replay traffic: its reply could
+         * not reach the requester whole. */
+        if (hdr.udp.isValid() && hdr.udp.dst_port == REPLAY_UDP_PORT
+            && (hdr.ipv4.flags & IPV4_FLAG_MF) == 0) {
             replay_vip.apply();
         }
 
@@ -82,21 +87,12 @@ control ReplayIngress(inout headers_t hdr,
 control ReplayEgress(inout headers_t hdr,
                      inout metadata_t meta,
                      inout standard_metadata_t std) {
+    ReplayService() replay;
     BroadcastRewrite() broadcast;
 
     apply {
-        if (std.instance_type == INSTANCE_INGRESS_CLONE) {
-            /* A copy of the original request: back to ingress for the next pass. */
-            recirculate_preserving_field_list(FL_LOOP);
-        } else if (meta.send_reply == 1) {
-            bit<32> frame_len = 14 + (bit<32>)hdr.ipv4.total_len;
-            if (std.egress_port == CPU_PORT) {
-                hdr.packet_in.setValid();
-                hdr.packet_in.ingress_port = meta.orig_port;
-                hdr.packet_in._pad = 0;
-                frame_len = frame_len + 2;
-            }
-            truncate(frame_len);
+        if (meta.is_request == 1) {
+            replay.apply(hdr, meta, std);
         } else if (std.instance_type == INSTANCE_REPLICATION) {
             broadcast.apply(hdr, meta, std);
         }

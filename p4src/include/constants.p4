@@ -5,6 +5,7 @@
  * Change TABLE_BITS / SLOT_BITS / PAYLOAD_WORDS here; when SLOT_BITS changes,
  * also change FOR_EACH_INNER_LEVEL in sum_tree.p4 (one entry per inner tree
  * level 1..L-1) and when PAYLOAD_WORDS changes, FOR_EACH_WORD in headers.p4.
+ * Register cells are 32 bits; sums that need more are pairs (hi, lo).
  * docs/protocol.md lists every place a limit lives.
  */
 #ifndef REPLAY_CONSTANTS_P4
@@ -21,10 +22,31 @@
 /* Q16.16 fixed point: 1.0 == 65536. Used when a table has seen no priority. */
 #define PRIORITY_ONE 32w65536
 
-/* --- ports and sessions -------------------------------------------------- */
+/* --- ports and replication ----------------------------------------------- */
 const bit<9>  CPU_PORT = 255;               /* simple_switch_grpc --cpu-port 255 */
-const bit<32> LOOP_SESSION = 100;           /* clone session feeding the recirculation loop */
 const bit<16> REPLAY_UDP_PORT = 45000;
+
+/* SAMPLE n from port p is multicast to group sample_replication[p] + n, whose
+ * n replicas (rid 0 .. n-1) all go back out of p: the controller installs one
+ * group per sampling port and batch size. RESET is multicast to RESET_GROUP:
+ * RESET_FANOUT replicas to the CPU port, rid 0 .. RESET_FANOUT-1, each
+ * clearing one slot; the last one recirculates for the next round. */
+const bit<16> RESET_GROUP = 255;
+const bit<32> RESET_FANOUT = 64;            /* divides NUM_SLOTS; fits bmv2's 64-deep queue */
+
+/* --- lengths and numbers of the headers we parse and build ---------------- */
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<16> ETHERTYPE_ARP  = 0x0806;
+const bit<8>  IP_PROTO_UDP   = 17;
+const bit<4>  IPV4_IHL_NO_OPTIONS = 5;
+const bit<3>  IPV4_FLAG_MF   = 1;           /* more fragments */
+const bit<16> ARP_OPER_REQUEST = 1;
+const bit<16> ARP_OPER_REPLY   = 2;
+const bit<8>  REPLY_TTL = 64;
+const bit<32> ETHERNET_BYTES = 14;        /* in 32 bits: a frame length */
+const bit<16> IPV4_BYTES = 20;
+const bit<16> UDP_BYTES = 8;
+const bit<32> CONTROLLER_HDR_BYTES = 2;     /* packet_in in front of a reply to the CPU */
 
 /* --- wire protocol (docs/protocol.md) ----------------------------------- */
 const bit<8> REPLAY_VERSION = 1;
@@ -43,11 +65,13 @@ const bit<8> FLAG_REPLY        = 0x01;
 const bit<8> FLAG_ACK          = 0x02;
 const bit<8> FLAG_HAS_PRIORITY = 0x04;
 const bit<8> FLAG_MODE_MASK    = 0x30;   /* bits 4-5: sampling mode */
+const bit<8> FLAG_MODE_SHIFT   = 4;
 const bit<8> FLAGS_RESERVED    = 0xC8;   /* must be zero */
 
 const bit<8> MODE_DEFAULT     = 0;
 const bit<8> MODE_UNIFORM     = 1;
 const bit<8> MODE_PRIORITIZED = 2;
+const bit<8> MODE_INVALID     = 3;
 
 const bit<8> STATUS_OK              = 0;
 const bit<8> STATUS_UNKNOWN_TABLE   = 1;
@@ -77,7 +101,7 @@ const bit<16> PAYLOAD_BYTES = 64;          /* PAYLOAD_WORDS * 4 */
 
 /* v1model instance types as bmv2 numbers them. */
 const bit<32> INSTANCE_NORMAL        = 0;
-const bit<32> INSTANCE_INGRESS_CLONE = 1;
+const bit<32> INSTANCE_RECIRC        = 4;
 const bit<32> INSTANCE_REPLICATION   = 5;
 
 #endif

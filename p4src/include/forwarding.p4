@@ -48,7 +48,7 @@ control ArpResponder(inout headers_t hdr,
     action answer(bit<48> mac) {
         hdr.ethernet.dst_addr = hdr.arp.sha;
         hdr.ethernet.src_addr = mac;
-        hdr.arp.oper = 2;
+        hdr.arp.oper = ARP_OPER_REPLY;
         hdr.arp.tha = hdr.arp.sha;
         hdr.arp.sha = mac;
         bit<32> requester = hdr.arp.spa;
@@ -65,7 +65,7 @@ control ArpResponder(inout headers_t hdr,
     }
 
     apply {
-        if (hdr.arp.oper == 1) {
+        if (hdr.arp.oper == ARP_OPER_REQUEST) {
             arp_responder.apply();
         } else {
             mark_to_drop(std);

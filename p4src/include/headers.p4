@@ -104,39 +104,55 @@ struct headers_t {
     replay_payload_h payload;
 }
 
-/* Field list preserved across the SAMPLE / RESET recirculation loop. */
-#define FL_LOOP 1
+/* Field list preserved when a packet is recirculated (a SAMPLE reply drawn
+ * again, the next RESET round). */
+#define FL_RECIRC 1
 
+/* Ingress decides, egress executes: everything below except the egress
+ * working values is set in ingress and travels with every copy the PRE makes
+ * (on TNA this is the bridged header). */
 struct metadata_t {
-    /* preserved by clone and recirculate */
-    @field_list(FL_LOOP) bit<16> loop_index;  /* replies sent / slots swept so far */
-    @field_list(FL_LOOP) bit<1>  from_cpu;    /* request came in on the CPU port */
-    @field_list(FL_LOOP) bit<9>  orig_port;   /* port of the original request */
+    /* kept across recirculation */
+    @field_list(FL_RECIRC) bit<1>  from_cpu;    /* request came in on the CPU port */
+    @field_list(FL_RECIRC) bit<9>  orig_port;   /* port of the original request */
+    @field_list(FL_RECIRC) bit<1>  redraw;      /* this pass draws one SAMPLE reply again */
+    @field_list(FL_RECIRC) bit<8>  copy_index;  /* ... namely reply copy_index */
+    @field_list(FL_RECIRC) bit<32> reset_base;  /* RESET: first slot of this round */
 
-    /* per pass */
+    /* ingress -> egress */
     bit<1>  is_request;      /* a replay request addressed to the VIP */
-    bit<1>  send_reply;      /* turn this packet into a reply */
-    bit<1>  loop_again;      /* clone into the recirculation loop */
-    bit<1>  ip_rewritten;    /* recompute the IPv4 checksum on the way out */
-    bit<8>  status;
-    bit<8>  mode;            /* resolved sampling mode */
-    bit<8>  table_bucket;    /* table id for the counters */
-
-    /* table configuration (replay_table_config) */
-    bit<1>  enabled;
-    bit<32> capacity;
+    bit<8>  status;          /* admission's verdict; egress may refine it */
+    bit<8>  mode;            /* SAMPLE: resolved sampling mode */
+    bit<1>  has_priority;
+    bit<32> capacity;        /* replay_table_config */
     bit<32> min_size;
+    bit<1>  enabled;
     bit<8>  max_batch;
     bit<8>  default_mode;
     bit<8>  allowed_ops;     /* replay_acl */
-    bit<48> vip_mac;
 
-    /* ring and tree state read this pass */
-    bit<32> size;
-    bit<64> total;
+    /* egress: the plan (replay_plan) */
+    bit<8>  ring_op;
+    bit<8>  guard_op;
+    bit<8>  max_op;
+    bit<8>  tree_op;
+    bit<8>  store_op;
+
+    /* egress: working values of this pass */
+    bit<8>  index;           /* SAMPLE: which reply; RESET: rid */
+    bit<32> table_index;
     bit<32> slot;
     bit<32> stamp;
     bit<32> priority;
+    bit<32> size;
+    bit<64> total;
+    bit<64> delta;           /* leaf change, added to every ancestor (mod 2^64) */
+    bit<1>  found;           /* a draw landed inside its range */
+    bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
+    bit<64> r;               /* prioritized draw, walked down the tree */
+    bit<64> cur;             /* sum of the node the walk stands on */
+    bit<32> node;            /* that node's index within its level */
+    bit<1>  ip_rewritten;    /* recompute the IPv4 checksum on the way out */
 }
 
 #endif

@@ -20,7 +20,8 @@ parser ReplayParser(packet_in pkt,
         }
     }
 
-    /* Recirculated passes lose ingress_port; from_cpu is preserved instead. */
+    /* Recirculated passes (a SAMPLE reply drawn again, the next RESET round)
+     * lose ingress_port; from_cpu is preserved instead. */
     state check_loop {
         transition select(meta.from_cpu) {
             1: parse_packet_out;
@@ -36,8 +37,8 @@ parser ReplayParser(packet_in pkt,
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
-            0x0800: parse_ipv4;
-            0x0806: parse_arp;
+            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_ARP: parse_arp;
             default: accept;
         }
     }
@@ -49,9 +50,10 @@ parser ReplayParser(packet_in pkt,
 
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
-        /* Only option-less, unfragmented UDP can be a replay request. */
+        /* Only option-less UDP at fragment offset 0 is parsed; ingress also
+         * refuses first fragments (MF set) as replay traffic. */
         transition select(hdr.ipv4.ihl, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
-            (5, 0, 17): parse_udp;
+            (IPV4_IHL_NO_OPTIONS, 0, IP_PROTO_UDP): parse_udp;
             default: accept;
         }
     }

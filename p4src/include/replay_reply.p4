@@ -1,6 +1,8 @@
 /*
- * replay_reply.p4 -- turn the request in the packet into its reply, addressed
- * back to the requester (or to the CPU port for controller requests).
+ * replay_reply.p4 -- turn the request in this packet (or this copy of it) into
+ * its reply, addressed back to the requester, in egress: the egress port is
+ * already the requester's (or the CPU port, where the reply gets a packet_in
+ * header). Every reply is truncated to its exact length.
  */
 #ifndef REPLAY_REPLY_P4
 #define REPLAY_REPLY_P4
@@ -16,7 +18,7 @@ control ReplyBuilder(inout headers_t hdr,
         bit<32> ip = hdr.ipv4.dst_addr;
         hdr.ipv4.dst_addr = hdr.ipv4.src_addr;
         hdr.ipv4.src_addr = ip;
-        hdr.ipv4.ttl = 64;
+        hdr.ipv4.ttl = REPLY_TTL;
 
         bit<16> port = hdr.udp.dst_port;
         hdr.udp.dst_port = hdr.udp.src_port;
@@ -30,16 +32,13 @@ control ReplyBuilder(inout headers_t hdr,
             hdr.replay.table_id = 0;
             hdr.replay.count = 0;
             hdr.replay.request_id = 0;
-            hdr.replay.slot = 0;
-            hdr.replay.stamp = 0;
-            hdr.replay.priority = 0;
         }
         /* A reply is always well-formed v1, whatever the request was. */
         hdr.replay.version = REPLAY_VERSION;
         hdr.replay.reserved = 0;
         hdr.replay.flags = (hdr.replay.flags & ~FLAGS_RESERVED) | FLAG_REPLY;
         hdr.replay.status = meta.status;
-        hdr.replay.index = (bit<8>)meta.loop_index;
+        hdr.replay.index = meta.index;
         hdr.replay.slot = meta.slot;
         hdr.replay.stamp = meta.stamp;
         hdr.replay.priority = meta.priority;
@@ -47,20 +46,22 @@ control ReplyBuilder(inout headers_t hdr,
         hdr.replay.total = meta.total;
 
         if (hdr.payload.isValid()) {
-            hdr.udp.length = 8 + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
+            hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
         } else {
-            hdr.udp.length = 8 + REPLAY_HDR_BYTES;
+            hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES;
         }
-        hdr.ipv4.total_len = 20 + hdr.udp.length;
+        hdr.ipv4.total_len = IPV4_BYTES + hdr.udp.length;
         meta.ip_rewritten = 1;
-        meta.send_reply = 1;
 
         hdr.packet_out.setInvalid();
-        if (meta.from_cpu == 1) {
-            std.egress_spec = CPU_PORT;
-        } else {
-            std.egress_spec = meta.orig_port;
+        bit<32> frame_len = ETHERNET_BYTES + (bit<32>)hdr.ipv4.total_len;
+        if (std.egress_port == CPU_PORT) {
+            hdr.packet_in.setValid();
+            hdr.packet_in.ingress_port = meta.orig_port;
+            hdr.packet_in._pad = 0;
+            frame_len = frame_len + CONTROLLER_HDR_BYTES;
         }
+        truncate(frame_len);
     }
 }
 

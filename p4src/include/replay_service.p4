@@ -1,16 +1,31 @@
 /*
- * replay_service.p4 -- the replay request pipeline (ingress).
+ * replay_service.p4 -- egress half of the replay service: where the replay
+ * state lives and every request, or every copy of one, is executed.
  *
- * One pass serves one request or, for SAMPLE n and RESET, one step of a loop:
+ * One egress pass per packet the traffic manager hands over:
+ *   INSERT, UPDATE, READ, WRITE, GET_STATE, SET_STATE, refusals: the request
+ *              itself (unicast back to the requester / the CPU port).
+ *   SAMPLE n   each of the n copies the PRE made (rid = reply index) draws its
+ *              own sample: n egress passes, no recirculation. The PRE makes
+ *              2^k >= n copies; the ones past n are dropped first thing.
+ *   RESET      RESET_FANOUT copies per round (rid = slot - reset_base), each
+ *              clearing one slot; the round's last copy recirculates for the
+ *              next round, and the last copy of the last round answers.
  *
- *   1. admission   header sanity, replay_table_config, replay_acl -> status
- *   2. operation   TableState, SumTree, SlotStore (each array touched <= once)
- *   3. reply       ReplyBuilder; errors always answer, STALE only with ACK
- *   4. loop        SAMPLE reply k < n-1 and RESET slot s < N-1: clone the
- *                  original request (I2E, LOOP_SESSION) with loop_index + 1;
- *                  egress recirculates the clone, which re-enters here as the
- *                  next pass. One request in, n replies out.
- *   5. stats       replay_requests[table, op, status] on the first pass
+ * The stages, in pass order (each register array touched at most once):
+ *   replay_plan   op -> what each stage does (const entries)
+ *   RingState     ring_ptr, ring_count, insert_seq
+ *   UniformDraw   (uniform SAMPLE) slot in [0, size)
+ *   SlotGuard     slot_stamp (UPDATE: still the same experience?)
+ *   MaxPriority   max_priority
+ *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
+ *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
+ *   SlotStore     slot_record_stamp, payload_w0 .. w15
+ *   reply         ReplyBuilder, or drop (no ACK asked, not reply 0 of a refused
+ *                 SAMPLE), or recirculate (a SAMPLE reply whose draws all
+ *                 overshot, the next RESET round)
+ *   stats         replay_requests[table, op, status] once per request,
+ *                 replay_sampled[table] per experience a SAMPLE returns
  */
 #ifndef REPLAY_SERVICE_P4
 #define REPLAY_SERVICE_P4
@@ -18,231 +33,143 @@
 control ReplayService(inout headers_t hdr,
                       inout metadata_t meta,
                       inout standard_metadata_t std) {
-    TableState() table_state;
-    SumTree() sum_tree;
-    SlotStore() slot_store;
+    RingState() ring;
+    UniformDraw() uniform;
+    SlotGuard() guard;
+    MaxPriority() max_priority;
+    SumTree() tree;
+    SlotStore() store;
     ReplyBuilder() reply;
 
     counter(STATS_SIZE, CounterType.packets_and_bytes) replay_requests;
+    counter(NUM_TABLES, CounterType.packets_and_bytes) replay_sampled;
 
-    action configure(bit<1> enabled, bit<32> capacity, bit<32> min_size,
-                     bit<8> max_batch, bit<8> default_mode) {
-        meta.enabled = enabled;
-        meta.capacity = capacity;
-        meta.min_size = min_size;
-        meta.max_batch = max_batch;
-        meta.default_mode = default_mode;
+    action plan(bit<8> ring_op, bit<8> guard_op, bit<8> max_op, bit<8> tree_op,
+                bit<8> store_op) {
+        meta.ring_op = ring_op;
+        meta.guard_op = guard_op;
+        meta.max_op = max_op;
+        meta.tree_op = tree_op;
+        meta.store_op = store_op;
     }
 
-    action unknown_table() {
-        meta.status = STATUS_UNKNOWN_TABLE;
-    }
-
-    /* Per-table configuration the controller writes. */
-    table replay_table_config {
-        key = { hdr.replay.table_id : exact; }
-        actions = { configure; unknown_table; }
-        default_action = unknown_table();
-        size = NUM_TABLES;
-    }
-
-    action allow(bit<8> ops) {
-        meta.allowed_ops = ops;
-    }
-
-    action deny() {
-        meta.allowed_ops = 0;
-    }
-
-    /* Which host may insert / sample / update which table. Default deny. */
-    table replay_acl {
-        key = {
-            hdr.ipv4.src_addr  : exact;
-            hdr.replay.table_id : exact;
+    /* What an admitted request does in each stage. SAMPLE's tree op is
+     * TREE_WALK in prioritized mode; RESET touches the ring and the max only
+     * in its last copy. */
+    table replay_plan {
+        key = { hdr.replay.op : exact; }
+        actions = { plan; NoAction; }
+        const entries = {
+            OP_INSERT    : plan(RING_ALLOCATE,  GUARD_WRITE, MAX_RESOLVE, TREE_ADD,   STORE_WRITE);
+            OP_SAMPLE    : plan(RING_READ_SIZE, 0,           0,           TREE_READ,  STORE_READ);
+            OP_UPDATE    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   0);
+            OP_READ      : plan(RING_READ_SIZE, 0,           0,           TREE_READ,  STORE_READ);
+            OP_WRITE     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
+            OP_RESET     : plan(RING_CLEAR,     GUARD_WRITE, MAX_CLEAR,   TREE_ADD,   STORE_CLEAR);
+            OP_GET_STATE : plan(RING_READ_ALL,  0,           MAX_READ,    TREE_TOTAL, 0);
+            OP_SET_STATE : plan(RING_WRITE_ALL, 0,           MAX_WRITE,   0,          0);
         }
-        actions = { allow; deny; }
-        default_action = deny();
-        size = 1024;
+        default_action = NoAction();
     }
 
     apply {
-        bit<32> t = (bit<32>)hdr.replay.table_id;
-        bit<8> flags = hdr.replay.flags;
         bit<8> op = hdr.replay.op;
-        meta.status = STATUS_OK;
+        if (std.instance_type == INSTANCE_REPLICATION && op == OP_SAMPLE
+            && std.egress_rid >= (bit<16>)hdr.replay.count) {
+            mark_to_drop(std);   /* a copy past n: the group is n rounded up to 2^k */
+            exit;
+        }
+        meta.table_index = (bit<32>)hdr.replay.table_id;
         meta.slot = hdr.replay.slot;
         meta.stamp = hdr.replay.stamp;
         meta.priority = hdr.replay.priority;
-        meta.mode = (flags & FLAG_MODE_MASK) >> 4;
-
-        /* ---- 1. admission ------------------------------------------------ */
-        if (!hdr.replay.isValid()) {
-            meta.status = STATUS_TRUNCATED;
-        } else if (hdr.replay.version != REPLAY_VERSION || hdr.replay.reserved != 0
-                   || (flags & (FLAGS_RESERVED | FLAG_REPLY)) != 0 || meta.mode == 3
-                   || hdr.replay.status != 0) {
-            meta.status = STATUS_MALFORMED;
-        } else if (op == 0 || op > OP_LAST) {
-            meta.status = STATUS_UNKNOWN_OP;
-        } else if ((op == OP_INSERT || op == OP_WRITE) && !hdr.payload.isValid()) {
-            meta.status = STATUS_TRUNCATED;
-        } else if (op >= OP_READ && meta.from_cpu == 0) {
-            meta.status = STATUS_DENIED;
-        } else if (hdr.replay.table_id >= NUM_TABLES) {
-            meta.status = STATUS_UNKNOWN_TABLE;
+        if (std.instance_type == INSTANCE_REPLICATION) {
+            meta.index = (bit<8>)std.egress_rid;
         } else {
-            replay_table_config.apply();
-            if (meta.capacity > NUM_SLOTS) {
-                meta.capacity = NUM_SLOTS;
-            }
-            if (meta.status == STATUS_OK && meta.enabled == 0 && op <= OP_UPDATE) {
-                meta.status = STATUS_DISABLED;
-            }
-            if (meta.status == STATUS_OK && meta.from_cpu == 0) {
-                replay_acl.apply();
-                if ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
-                    || (op == OP_SAMPLE && (meta.allowed_ops & ALLOW_SAMPLE) == 0)
-                    || (op == OP_UPDATE && (meta.allowed_ops & ALLOW_UPDATE) == 0)) {
-                    meta.status = STATUS_DENIED;
-                }
-            }
-            if (meta.status == STATUS_OK && (op == OP_UPDATE || op == OP_READ || op == OP_WRITE)
-                && hdr.replay.slot >= meta.capacity) {
-                meta.status = STATUS_BAD_SLOT;
-            }
+            meta.index = meta.copy_index;
         }
+        bool round_done = false;      /* RESET: last copy of its round */
+        bool reset_done = false;      /* RESET: ... of the last round */
 
-        /* ---- 2. operation ------------------------------------------------ */
-        bit<8> tree_op = 0;
-        bit<8> store_op = 0;
-        bit<8> state_op = 0;
-        bit<1> has_priority = 0;
-        if ((flags & FLAG_HAS_PRIORITY) != 0) {
-            has_priority = 1;
-        }
-
+        /* ---- plan ------------------------------------------------------------ */
         if (meta.status == STATUS_OK) {
-            if (op == OP_INSERT) {
-                state_op = STATE_ALLOCATE;
-                tree_op = TREE_SET_LEAF;
-                store_op = STORE_WRITE;
-            } else if (op == OP_SAMPLE) {
-                if (meta.mode == MODE_DEFAULT) {
-                    meta.mode = meta.default_mode;
-                }
-                state_op = STATE_READ;
-                if (hdr.replay.count == 0) {
-                    meta.status = STATUS_MALFORMED;
-                } else if (hdr.replay.count > meta.max_batch) {
-                    meta.status = STATUS_BATCH_TOO_LARGE;
-                }
-            } else if (op == OP_UPDATE) {
-                store_op = STORE_READ_STAMP;
-            } else if (op == OP_READ) {
-                state_op = STATE_READ;
-                tree_op = TREE_READ;
-                store_op = STORE_READ;
-            } else if (op == OP_WRITE) {
-                state_op = STATE_READ;
-                tree_op = TREE_SET_LEAF;
-                store_op = STORE_WRITE;
-            } else if (op == OP_RESET) {
-                meta.slot = (bit<32>)meta.loop_index;
-                meta.priority = 0;
-                meta.stamp = 0;
-                tree_op = TREE_SET_LEAF;
-                store_op = STORE_CLEAR;
-                if (meta.loop_index == NUM_SLOTS - 1) {
-                    state_op = STATE_CLEAR;
-                }
-            } else if (op == OP_GET_STATE) {
-                state_op = STATE_READ;
-                tree_op = TREE_READ;
+            replay_plan.apply();
+            if (op == OP_SAMPLE && meta.mode == MODE_PRIORITIZED) {
+                meta.tree_op = TREE_WALK;
             } else if (op == OP_SET_STATE) {
-                state_op = STATE_WRITE;
                 meta.size = hdr.replay.size;
+            } else if (op == OP_RESET) {
+                meta.slot = meta.reset_base + (bit<32>)std.egress_rid;
+                meta.stamp = 0;
+                meta.priority = 0;
+                round_done = (bit<32>)std.egress_rid == RESET_FANOUT - 1;
+                reset_done = round_done && meta.slot == NUM_SLOTS - 1;
+                if (!reset_done) {
+                    meta.ring_op = 0;
+                    meta.max_op = 0;
+                }
             }
         }
 
-        /* Ring state first: INSERT needs its slot and stamp, SAMPLE its size. */
-        bit<32> ring_slot = meta.slot;
-        bit<32> ring_stamp = meta.stamp;
-        bit<32> ring_priority = meta.priority;
-        if (state_op != 0) {
-            table_state.apply(state_op, t, meta.capacity, has_priority,
-                              ring_slot, ring_stamp, ring_priority, meta.size);
-        }
-        if (op == OP_INSERT || op == OP_GET_STATE) {
-            meta.slot = ring_slot;
-            meta.stamp = ring_stamp;
-            meta.priority = ring_priority;
-        }
-
-        if (meta.status == STATUS_OK && op == OP_SAMPLE) {
+        /* ---- state ----------------------------------------------------------- */
+        ring.apply(meta);
+        if (op == OP_SAMPLE && meta.status == STATUS_OK) {
             if (meta.size < meta.min_size || meta.size == 0) {
                 meta.status = STATUS_BELOW_MIN_SIZE;
-            } else {
-                tree_op = TREE_SAMPLE;
-                store_op = STORE_READ;
+                meta.tree_op = TREE_TOTAL;
+            } else if (meta.tree_op == TREE_READ) {
+                uniform.apply(meta);
+                if (meta.found == 0) {
+                    meta.tree_op = 0;
+                }
             }
         }
+        guard.apply(meta);
+        if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
+            meta.status = STATUS_STALE;
+            meta.max_op = 0;
+            meta.tree_op = TREE_TOTAL;
+        }
+        max_priority.apply(meta);
+        tree.apply(meta);
+        if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
+            meta.store_op = 0;
+        }
+        store.apply(meta, hdr.payload);
 
-        /* UPDATE: only if the slot still holds the experience it was sampled as. */
-        if (store_op == STORE_READ_STAMP) {
-            bit<32> stored_stamp = 0;
-            slot_store.apply(store_op, t, meta.slot, stored_stamp, hdr.payload);
-            store_op = 0;
-            if (stored_stamp == 0 || stored_stamp != hdr.replay.stamp) {
-                meta.status = STATUS_STALE;
-            } else {
-                tree_op = TREE_SET_LEAF;
-                table_state.apply(STATE_OBSERVE, t, meta.capacity, has_priority,
-                                  ring_slot, ring_stamp, meta.priority, meta.size);
-            }
-        }
-
-        bit<32> tree_priority = meta.priority;
-        if (tree_op != 0) {
-            sum_tree.apply(tree_op, t, meta.mode, meta.size, meta.slot,
-                           tree_priority, meta.total);
-        }
-        if (tree_op == TREE_SAMPLE || op == OP_READ) {
-            meta.priority = tree_priority;
-        }
-        if (tree_op == TREE_SAMPLE && meta.mode == MODE_PRIORITIZED && meta.total == 0) {
-            meta.status = STATUS_EMPTY;
-            store_op = 0;
-        }
-
-        if (store_op != 0) {
-            slot_store.apply(store_op, t, meta.slot, meta.stamp, hdr.payload);
-        }
-
-        /* ---- 3. reply and 4. loop ---------------------------------------- */
+        /* ---- reply, drop or another pass -------------------------------------- */
         bool answer = true;
-        if (meta.status == STATUS_OK) {
-            if (op == OP_INSERT || op == OP_UPDATE) {
-                answer = (flags & FLAG_ACK) != 0;
-            } else if (op == OP_SAMPLE) {
-                meta.loop_again = (bit<1>)(meta.loop_index + 1 < (bit<16>)hdr.replay.count);
-            } else if (op == OP_RESET) {
-                answer = meta.loop_index == NUM_SLOTS - 1;
-                meta.loop_again = (bit<1>)(!answer);
+        bool again = false;
+        if (op == OP_SAMPLE) {
+            if (meta.status == STATUS_OK && meta.found == 0) {
+                again = true;                        /* every draw overshot */
+                meta.redraw = 1;
+                meta.copy_index = meta.index;
+            } else if (meta.status != STATUS_OK && meta.index != 0) {
+                answer = false;                      /* a refusal answers once */
             }
-        } else if (meta.status == STATUS_STALE) {
-            answer = (flags & FLAG_ACK) != 0;
+        } else if (op == OP_RESET && meta.status == STATUS_OK) {
+            if (!round_done) {
+                answer = false;
+            } else if (!reset_done) {
+                again = true;
+                meta.reset_base = meta.reset_base + RESET_FANOUT;
+            }
+        } else if ((op == OP_INSERT || op == OP_UPDATE)
+                   && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
+            answer = (hdr.replay.flags & FLAG_ACK) != 0;
+        }
+        if (again) {
+            answer = false;
         }
 
-        if (!(meta.status == STATUS_OK && (op == OP_SAMPLE || op == OP_READ))) {
-            hdr.payload.setInvalid();
-        }
-
-        /* ---- 5. stats (first pass of a request only) ---------------------- */
-        if (meta.loop_index == 0) {
+        /* ---- stats ----------------------------------------------------------- */
+        if (!again && (op != OP_SAMPLE || meta.index == 0)
+            && (op != OP_RESET || meta.status != STATUS_OK || reset_done)) {
             bit<32> bucket = NUM_TABLES;
             if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
                 && meta.status != STATUS_UNKNOWN_TABLE) {
-                bucket = t;
+                bucket = meta.table_index;
             }
             bit<32> op_bucket = 0;
             if (op <= OP_LAST) {
@@ -250,17 +177,16 @@ control ReplayService(inout headers_t hdr,
             }
             replay_requests.count((bucket << 8) | (op_bucket << 4) | (bit<32>)meta.status);
         }
-
-        if (answer) {
-            reply.apply(hdr, meta, std);    /* copies loop_index into the reply */
-        } else {
-            mark_to_drop(std);
+        if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
+            replay_sampled.count(meta.table_index);
         }
 
-        /* The clone takes the field list as it is at the end of ingress. */
-        if (meta.loop_again == 1) {
-            meta.loop_index = meta.loop_index + 1;
-            clone_preserving_field_list(CloneType.I2E, LOOP_SESSION, FL_LOOP);
+        if (answer) {
+            reply.apply(hdr, meta, std);
+        } else if (again) {
+            recirculate_preserving_field_list(FL_RECIRC);
+        } else {
+            mark_to_drop(std);
         }
     }
 }

@@ -1,44 +1,97 @@
 /*
- * slot_store.p4 -- what each slot holds besides its priority: the stamp (the
- * table's insert sequence number when the slot was written; 0 = empty) and
- * the K payload words, one register array per word, as a hardware target would
- * spread a wide value over stages.
+ * slot_store.p4 -- what each slot holds besides its priority, in two stages.
+ *
+ *   SlotGuard   slot_stamp: the stamp (the table's insert sequence number when
+ *               the slot was written; 0 = empty), early in the pass so that
+ *               UPDATE can check it before anything changes.
+ *   SlotStore   slot_record_stamp + payload_w0 .. w<K-1>: the stamp again and
+ *               the K payload words, last in the pass, after the sum tree has
+ *               chosen the slot a SAMPLE reply reads. One register array per
+ *               word, as a hardware target spreads a wide value over stages.
+ *
+ * Arrays of NUM_TABLE_SLOTS 32-bit cells, index (table << SLOT_BITS) | slot.
+ * A record is written and read by one action each, so on bmv2 (which locks
+ * every register an action touches) a reply's payload is always the one
+ * stored with its stamp, whatever other egress threads do meanwhile.
  */
 #ifndef REPLAY_SLOT_STORE_P4
 #define REPLAY_SLOT_STORE_P4
 
-const bit<8> STORE_WRITE      = 1;   /* stamp + payload from the packet */
-const bit<8> STORE_READ       = 2;   /* stamp + payload into the packet */
-const bit<8> STORE_READ_STAMP = 3;
-const bit<8> STORE_CLEAR      = 4;   /* stamp and payload to zero */
+const bit<8> GUARD_WRITE = 1;   /* INSERT, WRITE, RESET: the slot's new stamp */
+const bit<8> GUARD_CHECK = 2;   /* UPDATE: guard_ok = the slot still holds meta.stamp */
 
-control SlotStore(in bit<8> store_op,
-                  in bit<32> table_index,
-                  in bit<32> slot,
-                  inout bit<32> stamp,
-                  inout replay_payload_h payload) {
+control SlotGuard(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLE_SLOTS) slot_stamp;
+
+    action write_stamp() {
+        slot_stamp.write((meta.table_index << SLOT_BITS) | meta.slot, meta.stamp);
+    }
+
+    action check_stamp() {
+        bit<32> stored;
+        slot_stamp.read(stored, (meta.table_index << SLOT_BITS) | meta.slot);
+        meta.guard_ok = (bit<1>)(stored != 0 && stored == meta.stamp);
+    }
+
+    table slot_guard {
+        key = { meta.guard_op : exact; }
+        actions = { write_stamp; check_stamp; NoAction; }
+        const entries = {
+            GUARD_WRITE : write_stamp();
+            GUARD_CHECK : check_stamp();
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        slot_guard.apply();
+    }
+}
+
+const bit<8> STORE_WRITE = 1;   /* stamp + payload from the packet */
+const bit<8> STORE_READ  = 2;   /* stamp + payload into the packet */
+const bit<8> STORE_CLEAR = 3;   /* stamp and payload to zero */
+
+control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
+    register<bit<32>>(NUM_TABLE_SLOTS) slot_record_stamp;
 #define DECLARE_WORD_ARRAY(i) register<bit<32>>(NUM_TABLE_SLOTS) payload_w##i;
     FOR_EACH_WORD(DECLARE_WORD_ARRAY)
 
-    apply {
-        bit<32> index = (table_index << SLOT_BITS) | slot;
-        if (store_op == STORE_WRITE) {
-            slot_stamp.write(index, stamp);
+    action write_record() {
+        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_stamp.write(index, meta.stamp);
 #define WRITE_WORD(i) payload_w##i.write(index, payload.w##i);
-            FOR_EACH_WORD(WRITE_WORD)
-        } else if (store_op == STORE_READ) {
-            slot_stamp.read(stamp, index);
-            payload.setValid();
+        FOR_EACH_WORD(WRITE_WORD)
+    }
+
+    action read_record() {
+        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_stamp.read(meta.stamp, index);
+        payload.setValid();
 #define READ_WORD(i) payload_w##i.read(payload.w##i, index);
-            FOR_EACH_WORD(READ_WORD)
-        } else if (store_op == STORE_READ_STAMP) {
-            slot_stamp.read(stamp, index);
-        } else if (store_op == STORE_CLEAR) {
-            slot_stamp.write(index, 0);
+        FOR_EACH_WORD(READ_WORD)
+    }
+
+    action clear_record() {
+        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_stamp.write(index, 0);
 #define CLEAR_WORD(i) payload_w##i.write(index, 0);
-            FOR_EACH_WORD(CLEAR_WORD)
+        FOR_EACH_WORD(CLEAR_WORD)
+    }
+
+    table slot_store {
+        key = { meta.store_op : exact; }
+        actions = { write_record; read_record; clear_record; NoAction; }
+        const entries = {
+            STORE_WRITE : write_record();
+            STORE_READ  : read_record();
+            STORE_CLEAR : clear_record();
         }
+        default_action = NoAction();
+    }
+
+    apply {
+        slot_store.apply();
     }
 }
 

@@ -1,22 +1,30 @@
 /*
- * sum_tree.p4 -- the priority sum tree, one register array per level.
+ * sum_tree.p4 -- the priority sum tree, one register array (pair) per level.
  *
- *   level 0      tree_root  NUM_TABLES entries            (bit<64>)
- *   level l      tree_l<l>  NUM_TABLES << l entries       (bit<64>), l = 1 .. L-1
- *   level L      tree_leaf  NUM_TABLES << L entries       (bit<32>, = slot priority)
+ * Stages, in pass order (each array touched at most once per pass):
+ *   slot_priority  NUM_TABLE_SLOTS x 32 bit   the slots' priorities, where an
+ *                                             INSERT/UPDATE/WRITE/RESET swaps
+ *                                             in the new one and learns the change
+ *   tree_root      NUM_TABLES pairs           level 0: the table's total
+ *   tree_l<l>      NUM_TABLES << l pairs      levels l = 1 .. L-1
+ *   tree_leaf      NUM_TABLE_SLOTS x 32 bit   level L: the slot priorities again,
+ *                                             for the walk's last step
+ * A pair is two 32-bit arrays <name>_hi and <name>_lo holding one 64-bit sum
+ * (a table's total reaches 2^44). Node n of level l for table t sits at index
+ * (t << l) | n; its children are 2n and 2n+1 of level l+1. Every node holds the
+ * sum of the leaves below it.
  *
- * Node n of level l for table t sits at index (t << l) | n; its children are
- * 2n and 2n+1 of level l+1. Every node holds the sum of the leaves below it,
- * so tree_root[t] is the table's total priority.
- *
- * Each pass touches each level's array at most once:
- *   SET_LEAF  read-modify-write of the leaf, then "+= delta" on its ancestor in
- *             every level (delta wraps modulo 2^64, which keeps sums exact).
- *   SAMPLE    prioritized: draw r in [0, total) and walk down, reading only the
- *             left child at each level; the chosen node's value is carried down
- *             (cur), so the leaf's priority comes out without a second read.
- *             uniform: draw a slot in [0, size) and read its leaf.
- *   READ      the root and one leaf.
+ * Ops (meta.tree_op):
+ *   TREE_ADD   swap the slot's priority, add the change (delta, modulo 2^64)
+ *              to its ancestor in every level, write the leaf. Additions
+ *              commute, so concurrent updates (bmv2's egress threads) leave
+ *              every node equal to the sum of its leaves.
+ *   TREE_WALK  prioritized SAMPLE: read the total, draw r in [0, total)
+ *              (ProportionalDraw), walk down reading only the left child at
+ *              each level; the chosen node's sum is carried (meta.cur), so the
+ *              leaf's priority comes out without a second read.
+ *   TREE_READ  the slot's priority and the total (uniform SAMPLE, READ).
+ *   TREE_TOTAL the total only (replies that report it).
  *
  * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
  */
@@ -26,79 +34,155 @@
 #define FOR_EACH_INNER_LEVEL(X) \
     X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
-const bit<8> TREE_SET_LEAF = 1;
-const bit<8> TREE_SAMPLE   = 2;
-const bit<8> TREE_READ     = 3;
+const bit<8> TREE_ADD   = 1;
+const bit<8> TREE_WALK  = 2;
+const bit<8> TREE_READ  = 3;
+const bit<8> TREE_TOTAL = 4;
 
-control SumTree(in bit<8> tree_op,
-                in bit<32> table_index,
-                in bit<8> mode,            /* SAMPLE: MODE_UNIFORM or MODE_PRIORITIZED */
-                in bit<32> size,           /* SAMPLE uniform: slots to draw from */
-                inout bit<32> slot,        /* in: SET_LEAF, READ; out: SAMPLE */
-                inout bit<32> priority,    /* in: SET_LEAF; out: SAMPLE, READ */
-                out bit<64> total) {       /* the table's total after this pass */
-#define DECLARE_LEVEL(l) register<bit<64>>(NUM_TABLES << l) tree_l##l;
-    register<bit<64>>(NUM_TABLES) tree_root;
+control SumTree(inout metadata_t meta) {
+    ProportionalDraw() draw;
+
+    register<bit<32>>(NUM_TABLE_SLOTS) slot_priority;
+    register<bit<32>>(NUM_TABLES) tree_root_hi;
+    register<bit<32>>(NUM_TABLES) tree_root_lo;
+#define DECLARE_LEVEL(l) \
+    register<bit<32>>(NUM_TABLES << l) tree_l##l##_hi; \
+    register<bit<32>>(NUM_TABLES << l) tree_l##l##_lo;
     FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
     register<bit<32>>(NUM_TABLE_SLOTS) tree_leaf;
 
+    /* ---- slot_priority ---------------------------------------------------- */
+    action swap_priority() {
+        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
+        bit<32> old;
+        slot_priority.read(old, index);
+        slot_priority.write(index, meta.priority);
+        meta.delta = (bit<64>)meta.priority - (bit<64>)old;
+    }
+
+    action read_priority() {
+        slot_priority.read(meta.priority, (meta.table_index << SLOT_BITS) | meta.slot);
+    }
+
+    table leaf_value {
+        key = { meta.tree_op : exact; }
+        actions = { swap_priority; read_priority; NoAction; }
+        const entries = {
+            TREE_ADD  : swap_priority();
+            TREE_READ : read_priority();
+        }
+        default_action = NoAction();
+    }
+
+    /* ---- level 0 ---------------------------------------------------------- */
+    action add_root() {
+        bit<32> hi;
+        bit<32> lo;
+        tree_root_hi.read(hi, meta.table_index);
+        tree_root_lo.read(lo, meta.table_index);
+        meta.total = (hi ++ lo) + meta.delta;
+        tree_root_hi.write(meta.table_index, meta.total[63:32]);
+        tree_root_lo.write(meta.table_index, meta.total[31:0]);
+    }
+
+    action read_root() {
+        bit<32> hi;
+        bit<32> lo;
+        tree_root_hi.read(hi, meta.table_index);
+        tree_root_lo.read(lo, meta.table_index);
+        meta.total = hi ++ lo;
+        meta.cur = meta.total;
+        meta.node = 0;
+    }
+
+    table root {
+        key = { meta.tree_op : exact; }
+        actions = { add_root; read_root; NoAction; }
+        const entries = {
+            TREE_ADD   : add_root();
+            TREE_WALK  : read_root();
+            TREE_READ  : read_root();
+            TREE_TOTAL : read_root();
+        }
+        default_action = NoAction();
+    }
+
+    /* ---- levels 1 .. L-1 -------------------------------------------------- */
+#define LEVEL(l) \
+    action add_l##l() { \
+        bit<32> index = (meta.table_index << l) | (meta.slot >> (SLOT_BITS - l)); \
+        bit<32> hi; \
+        bit<32> lo; \
+        tree_l##l##_hi.read(hi, index); \
+        tree_l##l##_lo.read(lo, index); \
+        bit<64> sum = (hi ++ lo) + meta.delta; \
+        tree_l##l##_hi.write(index, sum[63:32]); \
+        tree_l##l##_lo.write(index, sum[31:0]); \
+    } \
+    action descend_l##l() { \
+        bit<32> index = (meta.table_index << l) | (meta.node << 1); \
+        bit<32> hi; \
+        bit<32> lo; \
+        tree_l##l##_hi.read(hi, index); \
+        tree_l##l##_lo.read(lo, index); \
+        bit<64> left = hi ++ lo; \
+        bool go_left = meta.r < left; \
+        meta.node = go_left ? meta.node << 1 : (meta.node << 1) | 1; \
+        meta.cur = go_left ? left : meta.cur - left; \
+        meta.r = go_left ? meta.r : meta.r - left; \
+    } \
+    table level_l##l { \
+        key = { meta.tree_op : exact; } \
+        actions = { add_l##l; descend_l##l; NoAction; } \
+        const entries = { \
+            TREE_ADD  : add_l##l(); \
+            TREE_WALK : descend_l##l(); \
+        } \
+        default_action = NoAction(); \
+    }
+    FOR_EACH_INNER_LEVEL(LEVEL)
+
+    /* ---- level L ---------------------------------------------------------- */
+    action write_leaf() {
+        tree_leaf.write((meta.table_index << SLOT_BITS) | meta.slot, meta.priority);
+    }
+
+    action descend_leaf() {
+        bit<32> left;
+        tree_leaf.read(left, (meta.table_index << SLOT_BITS) | (meta.node << 1));
+        bool go_left = meta.r < (bit<64>)left;
+        meta.slot = go_left ? meta.node << 1 : (meta.node << 1) | 1;
+        meta.priority = go_left ? left : (bit<32>)(meta.cur - (bit<64>)left);
+    }
+
+    table leaf {
+        key = { meta.tree_op : exact; }
+        actions = { write_leaf; descend_leaf; NoAction; }
+        const entries = {
+            TREE_ADD  : write_leaf();
+            TREE_WALK : descend_leaf();
+        }
+        default_action = NoAction();
+    }
+
     apply {
-        bit<32> leaf_index = (table_index << SLOT_BITS) | slot;
-        bit<64> node_sum;
-        total = 0;
-
-        if (tree_op == TREE_SET_LEAF) {
-            bit<32> old;
-            tree_leaf.read(old, leaf_index);
-            tree_leaf.write(leaf_index, priority);
-            bit<64> delta = (bit<64>)priority - (bit<64>)old;
-
-#define ADD_TO_ANCESTOR(l) \
-            tree_l##l.read(node_sum, (table_index << l) | (slot >> (SLOT_BITS - l))); \
-            tree_l##l.write((table_index << l) | (slot >> (SLOT_BITS - l)), node_sum + delta);
-            FOR_EACH_INNER_LEVEL(ADD_TO_ANCESTOR)
-
-            tree_root.read(node_sum, table_index);
-            total = node_sum + delta;
-            tree_root.write(table_index, total);
-        } else if (tree_op == TREE_SAMPLE) {
-            tree_root.read(total, table_index);
-            if (mode == MODE_UNIFORM) {
-                random(slot, 32w0, size - 1);
-                tree_leaf.read(priority, (table_index << SLOT_BITS) | slot);
-            } else if (total != 0) {
-                bit<64> r;
-                random(r, 64w0, total - 1);
-                bit<64> cur = total;
-                bit<32> node = 0;
-
-#define DESCEND(l) \
-                tree_l##l.read(node_sum, (table_index << l) | (node << 1)); \
-                node = node << 1; \
-                if (r < node_sum) { \
-                    cur = node_sum; \
-                } else { \
-                    r = r - node_sum; \
-                    cur = cur - node_sum; \
-                    node = node | 1; \
+        leaf_value.apply();
+        root.apply();
+        if (meta.tree_op == TREE_WALK) {
+            if (meta.total == 0) {
+                meta.status = STATUS_EMPTY;
+                meta.tree_op = 0;
+            } else {
+                draw.apply(meta);
+                if (meta.found == 0) {
+                    meta.tree_op = 0;
                 }
-                FOR_EACH_INNER_LEVEL(DESCEND)
-
-                bit<32> left;
-                tree_leaf.read(left, (table_index << SLOT_BITS) | (node << 1));
-                node = node << 1;
-                if (r < (bit<64>)left) {
-                    cur = (bit<64>)left;
-                } else {
-                    cur = cur - (bit<64>)left;
-                    node = node | 1;
-                }
-                slot = node;
-                priority = (bit<32>)cur;
             }
-        } else if (tree_op == TREE_READ) {
-            tree_root.read(total, table_index);
-            tree_leaf.read(priority, leaf_index);
+        }
+        if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
+#define APPLY_LEVEL(l) level_l##l.apply();
+            FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
+            leaf.apply();
         }
     }
 }

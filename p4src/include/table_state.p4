@@ -1,94 +1,140 @@
 /*
- * table_state.p4 -- per-table ring state: write pointer, occupancy, insert
- * sequence number (the stamp source) and the running max priority.
+ * table_state.p4 -- per-table state: the ring (write pointer, occupancy,
+ * insert sequence number = the stamp source) and the running max priority.
  *
- * Four arrays of NUM_TABLES entries; each is touched at most once per pass
- * (one read-modify-write), as a Tofino stage's RegisterAction would.
+ * Arrays of NUM_TABLES 32-bit cells. Each stage is one table whose op (set
+ * by the plan in replay_service.p4) picks the action; every access is one action, a
+ * read-modify-write of one cell as a Tofino RegisterAction would do it (and
+ * atomic on bmv2, which locks the registers an action touches). RingState and
+ * MaxPriority are separate stages: an UPDATE raises the max only after
+ * SlotGuard, between them, has checked its stamp.
  */
 #ifndef REPLAY_TABLE_STATE_P4
 #define REPLAY_TABLE_STATE_P4
 
-const bit<8> STATE_ALLOCATE = 1;   /* INSERT: claim the next ring slot */
-const bit<8> STATE_READ     = 2;   /* size, pointer, sequence, max priority */
-const bit<8> STATE_OBSERVE  = 3;   /* UPDATE: raise max priority, read size */
-const bit<8> STATE_WRITE    = 4;   /* SET_STATE */
-const bit<8> STATE_CLEAR    = 5;   /* RESET, last pass */
+const bit<8> RING_ALLOCATE  = 1;   /* INSERT: claim the next slot, its stamp, new size */
+const bit<8> RING_READ_SIZE = 2;
+const bit<8> RING_READ_ALL  = 3;   /* GET_STATE: pointer, sequence, size */
+const bit<8> RING_WRITE_ALL = 4;   /* SET_STATE */
+const bit<8> RING_CLEAR     = 5;   /* RESET, last reply */
 
-control TableState(in bit<8> state_op,
-                   in bit<32> table_index,
-                   in bit<32> capacity,
-                   in bit<1> has_priority,
-                   inout bit<32> slot,        /* out: ALLOCATE, READ (pointer); in: WRITE */
-                   inout bit<32> stamp,       /* out: ALLOCATE, READ (sequence); in: WRITE */
-                   inout bit<32> priority,    /* inout: ALLOCATE (resolved), OBSERVE; out: READ */
-                   inout bit<32> size) {      /* out: ALLOCATE, READ, OBSERVE; in: WRITE */
+control RingState(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLES) ring_ptr;
     register<bit<32>>(NUM_TABLES) ring_count;
     register<bit<32>>(NUM_TABLES) insert_seq;
-    register<bit<32>>(NUM_TABLES) max_priority;
+
+    action allocate() {
+        bit<32> ptr;
+        ring_ptr.read(ptr, meta.table_index);
+        ptr = (ptr >= meta.capacity) ? 32w0 : ptr;      /* capacity was lowered */
+        meta.slot = ptr;
+        ring_ptr.write(meta.table_index, (ptr + 1 >= meta.capacity) ? 32w0 : ptr + 1);
+
+        bit<32> count;
+        ring_count.read(count, meta.table_index);
+        meta.size = (count < meta.capacity) ? count + 1 : meta.capacity;
+        ring_count.write(meta.table_index, meta.size);
+
+        bit<32> seq;
+        insert_seq.read(seq, meta.table_index);
+        meta.stamp = seq + 1;
+        insert_seq.write(meta.table_index, meta.stamp);
+    }
+
+    action read_size() {
+        ring_count.read(meta.size, meta.table_index);
+    }
+
+    action read_all() {
+        ring_ptr.read(meta.slot, meta.table_index);
+        ring_count.read(meta.size, meta.table_index);
+        insert_seq.read(meta.stamp, meta.table_index);
+    }
+
+    action write_all() {
+        ring_ptr.write(meta.table_index, meta.slot);
+        ring_count.write(meta.table_index, meta.size);
+        insert_seq.write(meta.table_index, meta.stamp);
+    }
+
+    action clear_all() {
+        ring_ptr.write(meta.table_index, 0);
+        ring_count.write(meta.table_index, 0);
+        insert_seq.write(meta.table_index, 0);
+        meta.size = 0;
+    }
+
+    /* The stage: one table, its op decides the register action. */
+    table ring_state {
+        key = { meta.ring_op : exact; }
+        actions = { allocate; read_size; read_all; write_all; clear_all; NoAction; }
+        const entries = {
+            RING_ALLOCATE  : allocate();
+            RING_READ_SIZE : read_size();
+            RING_READ_ALL  : read_all();
+            RING_WRITE_ALL : write_all();
+            RING_CLEAR     : clear_all();
+        }
+        default_action = NoAction();
+    }
 
     apply {
-        if (state_op == STATE_ALLOCATE) {
-            bit<32> ptr;
-            ring_ptr.read(ptr, table_index);
-            if (ptr >= capacity) {          /* capacity was lowered */
-                ptr = 0;
-            }
-            slot = ptr;
-            if (ptr + 1 >= capacity) {
-                ring_ptr.write(table_index, 0);
-            } else {
-                ring_ptr.write(table_index, ptr + 1);
-            }
+        ring_state.apply();
+    }
+}
 
-            ring_count.read(size, table_index);
-            if (size < capacity) {
-                size = size + 1;
-            } else {
-                size = capacity;
-            }
-            ring_count.write(table_index, size);
+const bit<8> MAX_RESOLVE = 1;   /* INSERT: priority given, else the max (1.0 if none); raise */
+const bit<8> MAX_RAISE   = 2;   /* UPDATE whose stamp matched */
+const bit<8> MAX_READ    = 3;   /* GET_STATE */
+const bit<8> MAX_WRITE   = 4;   /* SET_STATE */
+const bit<8> MAX_CLEAR   = 5;   /* RESET, last reply */
 
-            insert_seq.read(stamp, table_index);
-            stamp = stamp + 1;
-            insert_seq.write(table_index, stamp);
+control MaxPriority(inout metadata_t meta) {
+    register<bit<32>>(NUM_TABLES) max_priority;
 
-            /* PER: an experience without a priority gets the max seen so far. */
-            bit<32> max_p;
-            max_priority.read(max_p, table_index);
-            if (has_priority == 0) {
-                if (max_p == 0) {
-                    priority = PRIORITY_ONE;
-                } else {
-                    priority = max_p;
-                }
-            }
-            if (priority > max_p) {
-                max_priority.write(table_index, priority);
-            }
-        } else if (state_op == STATE_READ) {
-            ring_ptr.read(slot, table_index);
-            ring_count.read(size, table_index);
-            insert_seq.read(stamp, table_index);
-            max_priority.read(priority, table_index);
-        } else if (state_op == STATE_OBSERVE) {
-            ring_count.read(size, table_index);
-            bit<32> max_p;
-            max_priority.read(max_p, table_index);
-            if (priority > max_p) {
-                max_priority.write(table_index, priority);
-            }
-        } else if (state_op == STATE_WRITE) {
-            ring_ptr.write(table_index, slot);
-            ring_count.write(table_index, size);
-            insert_seq.write(table_index, stamp);
-            max_priority.write(table_index, priority);
-        } else if (state_op == STATE_CLEAR) {
-            ring_ptr.write(table_index, 0);
-            ring_count.write(table_index, 0);
-            insert_seq.write(table_index, 0);
-            max_priority.write(table_index, 0);
+    action resolve() {
+        bit<32> max_p;
+        max_priority.read(max_p, meta.table_index);
+        /* PER: an experience without a priority gets the max seen so far. */
+        meta.priority = (meta.has_priority == 1) ? meta.priority
+                      : ((max_p == 0) ? PRIORITY_ONE : max_p);
+        max_priority.write(meta.table_index, (meta.priority > max_p) ? meta.priority : max_p);
+    }
+
+    action raise() {
+        bit<32> max_p;
+        max_priority.read(max_p, meta.table_index);
+        max_priority.write(meta.table_index, (meta.priority > max_p) ? meta.priority : max_p);
+    }
+
+    action read_max() {
+        max_priority.read(meta.priority, meta.table_index);
+    }
+
+    action write_max() {
+        max_priority.write(meta.table_index, meta.priority);
+    }
+
+    action clear_max() {
+        max_priority.write(meta.table_index, 0);
+        meta.priority = 0;
+    }
+
+    table max_state {
+        key = { meta.max_op : exact; }
+        actions = { resolve; raise; read_max; write_max; clear_max; NoAction; }
+        const entries = {
+            MAX_RESOLVE : resolve();
+            MAX_RAISE   : raise();
+            MAX_READ    : read_max();
+            MAX_WRITE   : write_max();
+            MAX_CLEAR   : clear_max();
         }
+        default_action = NoAction();
+    }
+
+    apply {
+        max_state.apply();
     }
 }
 

@@ -12,7 +12,17 @@ import numpy as np
 import pytest
 
 from agent import protocol
-from agent.protocol import NUM_SLOTS, NUM_TABLES, PAYLOAD_WORDS, Message, Mode, Op, Status
+from agent.protocol import (
+    NUM_SLOTS,
+    NUM_TABLES,
+    PAYLOAD_WORDS,
+    RESET_FANOUT,
+    RESET_GROUP,
+    Message,
+    Mode,
+    Op,
+    Status,
+)
 from agent.replay_memory import (
     ALLOW_ALL,
     ALLOW_INSERT,
@@ -20,6 +30,7 @@ from agent.replay_memory import (
     TableConfig,
     parse_request,
 )
+from controller.replication import sample_groups
 
 pyswitch = pytest.importorskip("bmv2.pyswitch")
 scapy_inet = pytest.importorskip("scapy.layers.inet")
@@ -27,8 +38,9 @@ scapy_l2 = pytest.importorskip("scapy.layers.l2")
 
 PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "build" / "replay.json"
 VIP, HOST, ACTOR, OUTSIDER = "198.18.0.100", "198.18.0.1", "198.18.0.2", "198.18.0.9"
-CPU_PORT, LOOP_PORT, HOST_PORT = 255, 510, 1
+CPU_PORT, HOST_PORT = 255, 1
 P = "ReplayIngress."
+E = "ReplayEgress.replay."
 CONFIGS = {
     0: TableConfig(capacity=8, min_size=2, max_batch=16, default_mode=Mode.PRIORITIZED),
     1: TableConfig(capacity=64, min_size=1, max_batch=32, default_mode=Mode.UNIFORM),
@@ -54,7 +66,12 @@ class SwitchUnderTest:
         for src, table, ops in ACL:
             self.sw.table_add(P + "replay.replay_acl", [ip(src), table], P + "replay.allow",
                               (ops,))
-        self.sw.clone_session_set(100, port=LOOP_PORT)
+        for port, base in ((HOST_PORT, 512), (CPU_PORT, 1024)):
+            self.sw.table_add(P + "replay.sample_replication", [port], P + "replay.replicate",
+                              (base,))
+            for gid, replicas in sample_groups(port, base).items():
+                self.sw.mc_group_set(gid, replicas)
+        self.sw.mc_group_set(RESET_GROUP, [(CPU_PORT, rid) for rid in range(RESET_FANOUT)])
 
     def request(self, data: bytes, src: str, cpu: bool) -> list[Message]:
         frame = bytes(scapy_l2.Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:64")
@@ -67,10 +84,14 @@ class SwitchUnderTest:
             assert port == (CPU_PORT if cpu else HOST_PORT)
             pkt = scapy_l2.Ether(out[2:] if cpu else out)
             replies.append(protocol.decode(bytes(pkt[scapy_inet.UDP].payload)))
-        return replies
+        return sorted(replies, key=lambda m: m.index)  # a redrawn reply comes later
 
     def register(self, name: str) -> np.ndarray:
-        return np.asarray(self.sw.register_read_all(P + "replay." + name), dtype=np.int64)
+        return np.asarray(self.sw.register_read_all(E + name), dtype=np.int64)
+
+    def pair(self, name: str) -> np.ndarray:
+        """A sum-tree level kept as (hi, lo) register pairs, as 64-bit sums."""
+        return (self.register(name + "_hi") << 32) | self.register(name + "_lo")
 
 
 def service() -> ReplayService:
@@ -169,16 +190,20 @@ def test_service_answers_like_the_compiled_program() -> None:
     assert updated > 10
     for t in range(NUM_TABLES):
         table = svc.tables[t]
-        for name, value in (("ring_ptr", table.pointer), ("ring_count", table.size),
-                            ("insert_seq", table.sequence), ("max_priority", table.max_priority)):
-            assert switch.register("table_state." + name)[t] == value, (t, name)
+        for name, value in (("ring.ring_ptr", table.pointer), ("ring.ring_count", table.size),
+                            ("ring.insert_seq", table.sequence),
+                            ("max_priority.max_priority", table.max_priority)):
+            assert switch.register(name)[t] == value, (t, name)
         part = slice(t * NUM_SLOTS, (t + 1) * NUM_SLOTS)
-        assert np.array_equal(switch.register("sum_tree.tree_leaf")[part], table.tree.leaves())
-        assert switch.register("sum_tree.tree_root")[t] == table.tree.total
-        assert np.array_equal(switch.register("slot_store.slot_stamp")[part], table.stamps)
+        leaves = table.tree.leaves()
+        assert np.array_equal(switch.register("tree.tree_leaf")[part], leaves)
+        assert np.array_equal(switch.register("tree.slot_priority")[part], leaves)
+        assert switch.pair("tree.tree_root")[t] == table.tree.total
+        assert np.array_equal(switch.register("guard.slot_stamp")[part], table.stamps)
+        assert np.array_equal(switch.register("store.slot_record_stamp")[part], table.stamps)
         words = table.payloads.view(">u4")
         for w in range(PAYLOAD_WORDS):
-            assert np.array_equal(switch.register(f"slot_store.payload_w{w}")[part], words[:, w])
+            assert np.array_equal(switch.register(f"store.payload_w{w}")[part], words[:, w])
 
 
 def test_reset_answers_like_the_compiled_program() -> None:
@@ -190,5 +215,7 @@ def test_reset_answers_like_the_compiled_program() -> None:
         assert switch.request(data, HOST, False) == svc.handle(parse_request(data), HOST)
     data = protocol.encode(protocol.reset(0, request_id=42))
     assert switch.request(data, HOST, True) == svc.handle(parse_request(data), HOST, from_cpu=True)
-    assert not switch.register("slot_store.slot_stamp").any()
+    assert not switch.register("guard.slot_stamp").any()
+    assert not switch.register("store.slot_record_stamp").any()
+    assert not switch.pair("tree.tree_root").any()
 

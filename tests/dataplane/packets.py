@@ -20,9 +20,9 @@ from bmv2.netns import raw_socket
 from bmv2.testbed import Testbed
 from controller.config import Config
 from controller.inband import InbandChannel
+from controller.stats import COUNTER, counter_index
 
 PACKET_OUTGOING = 4
-STATS_COUNTER = "ReplayIngress.replay.replay_requests"
 
 
 @dataclass
@@ -170,5 +170,5 @@ class PacketTestbed:
         return self.cpu(protocol.get_state(table))
 
     def counter(self, table: int, op: Op, status: Status) -> int:
-        index = (table << 8) | (int(op) << 4) | int(status)
-        return self.session.read_counter(STATS_COUNTER, index)[index][0]
+        index = counter_index(table, int(op), int(status))
+        return self.session.read_counter(COUNTER, index)[index][0]

@@ -229,8 +229,49 @@ def _replay_request(op: int, flags: int = 0, table: int = 0, count: int = 0,
     return frame if cut is None else frame[:cut]
 
 
+def replicate_egress() -> Corpus:
+    """Multicast toward one port, per-copy register updates in egress by egress_rid,
+    drops in egress and recirculation from egress (what replay.p4's SAMPLE uses)."""
+    c = Corpus("replicate_egress", [
+        {"op": "mc_group_set", "group": 1, "replicas": [[2, 0], [2, 1], [2, 2], [2, 3]]},
+        {"op": "mc_group_set", "group": 2, "replicas": [[2, 0], [3, 1], [3, 5]]},
+        {"op": "register_write", "name": "E.cells", "index": 0, "value": 100},
+    ])
+    for cmd, group in ((0, 1), (1, 1), (2, 1), (3, 1), (0, 2), (3, 2), (0, 9)):
+        data = struct.pack("!BHI", cmd, group, 7) + b"payload"
+        c.cases.append(Case(f"cmd{cmd}_group{group}", 1, data))
+    c.cases.append(Case("no_ctl", 1, b"\x01"))
+    return c
+
+
+def _replay_request(op: int, flags: int = 0, table: int = 0, count: int = 0,
+                    src: str = "198.18.0.1", version: int = 1, payload: bytes = b"",
+                    cut: int | None = None, slot: int = 0, stamp: int = 0,
+                    priority: int = 3 << 16) -> bytes:
+    body = struct.pack("!8B5IQ", version, op, flags, 0, table, count, 0, 0, 0x01020304, slot,
+                       stamp, priority, 0, 0) + payload
+    frame = bytes(Ether(dst="02:00:00:00:00:fe", src="02:00:00:00:00:01")
+                  / IP(src=src, dst="198.18.255.254") / UDP(sport=5000, dport=45000) / body)
+    return frame if cut is None else frame[:cut]
+
+
+def _one_experience(table: int, priority: int) -> list[dict[str, Any]]:
+    """Register writes that leave `table` holding one experience in slot 0 (stamp 1):
+    every SAMPLE draw then lands on it, so the replies are deterministic."""
+    e = "ReplayEgress.replay."
+    slot = table << 12
+    ops = [(e + "ring.ring_ptr", table, 1), (e + "ring.ring_count", table, 1),
+           (e + "ring.insert_seq", table, 1), (e + "max_priority.max_priority", table, priority),
+           (e + "guard.slot_stamp", slot, 1), (e + "tree.slot_priority", slot, priority),
+           (e + "tree.tree_root_lo", table, priority), (e + "tree.tree_leaf", slot, priority),
+           (e + "store.slot_record_stamp", slot, 1)]
+    ops += [(e + f"tree.tree_l{level}_lo", table << level, priority) for level in range(1, 12)]
+    ops += [(e + f"store.payload_w{w}", slot, 0x01010101 * (w + 1)) for w in range(16)]
+    return [{"op": "register_write", "name": n, "index": i, "value": v} for n, i, v in ops]
+
+
 def replay() -> Corpus:
-    """The project's replay.p4: deterministic single-packet cases."""
+    """The project's replay.p4: deterministic cases, including replicated SAMPLEs."""
     r = "ReplayIngress."
     vip, mac = 0xC612FFFE, 0x0200000000FE
     c = Corpus("replay", [
@@ -240,14 +281,22 @@ def replay() -> Corpus:
              [1, 4096, 1, 32, 1]),
         _add(r + "replay.replay_table_config", [["exact", 1]], r + "replay.configure",
              [0, 4096, 1, 32, 1]),
+        _add(r + "replay.replay_table_config", [["exact", 2]], r + "replay.configure",
+             [1, 4096, 1, 32, 2]),
         _add(r + "replay.replay_acl", [["exact", 0xC6120001], ["exact", 0]], r + "replay.allow",
              [7]),
+        _add(r + "replay.replay_acl", [["exact", 0xC6120001], ["exact", 2]], r + "replay.allow",
+             [7]),
+        _add(r + "replay.sample_replication", [["exact", 1]], r + "replay.replicate", [256]),
         _add(r + "ipv4.ipv4_lpm", [["lpm", 0xC6120100, 24]], r + "ipv4.forward", [3]),
         _add(r + "ipv4.ipv4_lpm", [["lpm", 0xC612FEFF, 32]], r + "ipv4.broadcast", [1]),
         {"op": "mc_group_set", "group": 1, "replicas": [[2, 0], [3, 0]]},
+        *({"op": "mc_group_set", "group": 256 + c, "replicas": [[1, i] for i in range(c)]}
+          for c in (1, 2, 4)),
+        {"op": "mc_group_set", "group": 255, "replicas": [[255, i] for i in range(64)]},
         _add("ReplayEgress.broadcast.broadcast_rewrite", [["exact", 2]],
              "ReplayEgress.broadcast.readdress", [0x020000000002, 0xC6120002]),
-        {"op": "clone_session_set", "session": 100, "port": 0},
+        *_one_experience(2, 3 << 16),
     ], json_path=REPLAY_JSON)
     arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:01")
                 / ARP(op=1, hwsrc="02:00:00:00:00:01", hwdst="00:00:00:00:00:00",
@@ -271,14 +320,20 @@ def replay() -> Corpus:
         Case("truncated_header", 1, _replay_request(2, count=1, cut=42 + 10)),
         Case("sample_empty", 1, _replay_request(2, 0x10, count=2)),
         Case("sample_too_many", 1, _replay_request(2, 0x10, count=33)),
+        Case("sample_missing_group", 1, _replay_request(2, 0x10, table=2, count=7)),
+        Case("sample_uniform_4", 1, _replay_request(2, 0x10, table=2, count=4)),
+        Case("sample_prioritized_3", 1, _replay_request(2, 0x20, table=2, count=3)),
+        Case("update_ack", 1, _replay_request(3, 0x02, table=2, stamp=1, priority=5 << 16)),
+        Case("update_stale", 1, _replay_request(3, 0x02, table=2, stamp=9)),
         Case("read_not_cpu", 1, _replay_request(4)),
-        Case("cpu_get_state", 255, cpu + _replay_request(7)),
+        Case("cpu_read", 255, cpu + _replay_request(4, table=2)),
+        Case("cpu_get_state", 255, cpu + _replay_request(7, table=2)),
         Case("cpu_write", 255, cpu + _replay_request(5, payload=payload)),
-        Case("cpu_reset_4096_passes", 255, cpu + _replay_request(6)),
+        Case("cpu_reset_64_rounds", 255, cpu + _replay_request(6, table=2)),
         Case("cpu_packet_out_port2", 255, b"\x01\x00" + _udp("198.18.9.9")),
     ]
     return c
 
 
 CORPORA = {c.program: c for c in (basic_fwd(), parser_features(), match_kinds(), arith(),
-                                   checksum(), v1model_flow(), replay())}
+                                   checksum(), v1model_flow(), replicate_egress(), replay())}

@@ -30,7 +30,7 @@ def test_good_config_loads_with_defaults() -> None:
     assert cfg.table(0).mode_code == 1 and cfg.table(0).enabled
     assert cfg.acl[1].mask == 0x06
     assert cfg.broadcast is not None and cfg.broadcast.members == ("actor1",)
-    assert cfg.switch.loop_session == 100
+    assert cfg.switch.cpu_port == 255
 
 
 @pytest.mark.parametrize(("old", "new", "where"), [

@@ -92,6 +92,8 @@ def test_constants_match_the_compiled_data_plane() -> None:
     registers = {r["name"].rsplit(".", 1)[1]: r for r in program["register_arrays"]}
     assert registers["tree_leaf"]["size"] == protocol.NUM_TABLES * protocol.NUM_SLOTS
     assert registers["ring_ptr"]["size"] == protocol.NUM_TABLES
-    inner = [n for n in registers if n.startswith("tree_l") and n[6:].isdigit()]
+    inner = [n for n in registers if n.startswith("tree_l") and n.endswith("_hi")]
     assert len(inner) == protocol.SLOT_BITS - 1
+    # hardware-legal state: 32-bit cells only (wider sums are _hi/_lo pairs)
+    assert max(r["bitwidth"] for r in program["register_arrays"]) == 32
     assert "payload_w15" in registers and "payload_w16" not in registers

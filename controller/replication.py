@@ -1,0 +1,54 @@
+"""The multicast groups the replay program replicates by, derived from the config.
+
+docs/protocol.md ("Replication") is the contract with the data plane:
+  SAMPLE n from port p  group sample_base(p) + 2^k, 2^k >= n: 2^k replicas
+                        (p, rid 0 .. 2^k - 1), k = 0 .. 8; egress drops the copies
+                        past n. The ingress table sample_replication maps p to its base.
+  RESET                 RESET_GROUP: RESET_FANOUT replicas (CPU port, rid 0 .. F-1).
+  weight broadcast      the config's group: one replica per member port.
+Every port whose host may sample some table (and the CPU port, for the
+controller) gets a block of GROUP_BLOCK group ids with the nine groups, 511
+replicas in all, so any batch a table's max_batch admits, now or after
+`replayctl table set`, has its group.
+"""
+
+from __future__ import annotations
+
+from agent.protocol import MAX_BATCH, RESET_FANOUT, RESET_GROUP
+from controller.config import OPS, Config
+
+GROUP_BLOCK = 512          # sample group ids of one port: base + 1, 2, 4, .., 256
+FIRST_SAMPLE_BLOCK = 1     # block 0 (ids 1 .. 511) holds the broadcast and RESET groups
+COPIES = tuple(1 << k for k in range(MAX_BATCH.bit_length() + 1))  # 1 .. 256 >= MAX_BATCH
+
+Replicas = list[tuple[int, int]]
+
+
+def sampling_ports(cfg: Config) -> list[int]:
+    """Ports that SAMPLE requests may come from: hosts the ACL lets sample, and the CPU port."""
+    ports = {cfg.host(rule.host).port for rule in cfg.acl if rule.mask & OPS["sample"]}
+    ports.add(cfg.switch.cpu_port)
+    return sorted(ports)
+
+
+def sample_bases(cfg: Config) -> dict[int, int]:
+    """{port: group base}: SAMPLE n from the port goes to group base + 2^k, 2^k >= n."""
+    return {port: (FIRST_SAMPLE_BLOCK + i) * GROUP_BLOCK
+            for i, port in enumerate(sampling_ports(cfg))}
+
+
+def sample_groups(port: int, base: int) -> dict[int, Replicas]:
+    """Groups base + c, c = 1, 2, 4, .., 256: c copies toward `port`, rid = reply index."""
+    return {base + c: [(port, rid) for rid in range(c)] for c in COPIES}
+
+
+def wanted_groups(cfg: Config) -> dict[int, Replicas]:
+    """Every multicast group the config needs, with sorted (port, rid) replicas."""
+    groups: dict[int, Replicas] = {
+        RESET_GROUP: [(cfg.switch.cpu_port, rid) for rid in range(RESET_FANOUT)]}
+    if cfg.broadcast:
+        ports = sorted(cfg.host(m).port for m in cfg.broadcast.members)
+        groups[cfg.broadcast.group] = [(p, i) for i, p in enumerate(ports, start=1)]
+    for port, base in sample_bases(cfg).items():
+        groups.update(sample_groups(port, base))
+    return groups

@@ -1,0 +1,158 @@
+/*
+ * replay_admission.p4 -- ingress half of the replay service: decide, touch no
+ * replay state.
+ *
+ *   1. checks     header sanity, lengths, replay_table_config, replay_acl ->
+ *                 meta.status (docs/protocol.md lists the order)
+ *   2. routing    SAMPLE n that passed: multicast to the group of 2^k >= n
+ *                 replicas toward the requester's port (sample_replication); RESET:
+ *                 RESET_GROUP; everything else (refusals included): unicast
+ *                 back to the requester's port or the CPU port.
+ *
+ * All replay state lives in egress (replay_service.p4), where each copy the
+ * PRE makes executes its own part of the request.
+ */
+#ifndef REPLAY_ADMISSION_P4
+#define REPLAY_ADMISSION_P4
+
+control ReplayAdmission(inout headers_t hdr,
+                        inout metadata_t meta,
+                        inout standard_metadata_t std) {
+    action configure(bit<1> enabled, bit<32> capacity, bit<32> min_size,
+                     bit<8> max_batch, bit<8> default_mode) {
+        meta.enabled = enabled;
+        meta.capacity = capacity;
+        meta.min_size = min_size;
+        meta.max_batch = max_batch;
+        meta.default_mode = default_mode;
+    }
+
+    action unknown_table() {
+        meta.status = STATUS_UNKNOWN_TABLE;
+    }
+
+    /* Per-table configuration the controller writes. */
+    table replay_table_config {
+        key = { hdr.replay.table_id : exact; }
+        actions = { configure; unknown_table; }
+        default_action = unknown_table();
+        size = NUM_TABLES;
+    }
+
+    action allow(bit<8> ops) {
+        meta.allowed_ops = ops;
+    }
+
+    action deny() {
+        meta.allowed_ops = 0;
+    }
+
+    /* Which host may insert / sample / update which table. Default deny. */
+    table replay_acl {
+        key = {
+            hdr.ipv4.src_addr  : exact;
+            hdr.replay.table_id : exact;
+        }
+        actions = { allow; deny; }
+        default_action = deny();
+        size = 1024;
+    }
+
+    /* n copies are made as the next power of two, 2^k >= n (egress drops
+     * copies n .. 2^k - 1): group group_base + 2^k holds 2^k replicas. */
+    action replicate(bit<16> group_base) {
+        bit<16> m = (bit<16>)hdr.replay.count - 1;
+        m = m | (m >> 1);
+        m = m | (m >> 2);
+        m = m | (m >> 4);
+        std.mcast_grp = group_base + m + 1;
+    }
+
+    action no_replication() {
+        meta.status = STATUS_DENIED;
+    }
+
+    /* Where SAMPLE n from this port is replicated: group_base + 2^k holds 2^k
+     * replicas (rid 0 .. 2^k - 1) toward the port, k = 0 .. 8. The controller
+     * installs an entry and the groups for every port whose host may sample. */
+    table sample_replication {
+        key = { meta.orig_port : exact; }
+        actions = { replicate; no_replication; }
+        default_action = no_replication();
+        size = 512;
+    }
+
+    /* The op's own checks of an admitted request. */
+    action check_sample() {
+        meta.mode = (meta.mode == MODE_DEFAULT) ? meta.default_mode : meta.mode;
+        meta.status = (hdr.replay.count == 0) ? STATUS_MALFORMED
+                    : ((hdr.replay.count > meta.max_batch) ? STATUS_BATCH_TOO_LARGE
+                                                           : STATUS_OK);
+    }
+
+    apply {
+        bit<8> flags = hdr.replay.flags;
+        bit<8> op = hdr.replay.op;
+        bit<16> needed = UDP_BYTES + REPLAY_HDR_BYTES;
+        if (op == OP_INSERT || op == OP_WRITE) {
+            needed = needed + PAYLOAD_BYTES;
+        }
+        meta.status = STATUS_OK;
+        meta.mode = (flags & FLAG_MODE_MASK) >> FLAG_MODE_SHIFT;
+        meta.has_priority = (bit<1>)((flags & FLAG_HAS_PRIORITY) != 0);
+
+        /* ---- 1. checks ------------------------------------------------------ */
+        if (!hdr.replay.isValid() || hdr.udp.length < UDP_BYTES + REPLAY_HDR_BYTES
+            || hdr.ipv4.total_len < IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES) {
+            meta.status = STATUS_TRUNCATED;
+        } else if (hdr.replay.version != REPLAY_VERSION || hdr.replay.reserved != 0
+                   || (flags & (FLAGS_RESERVED | FLAG_REPLY)) != 0 || meta.mode == MODE_INVALID
+                   || hdr.replay.status != 0) {
+            meta.status = STATUS_MALFORMED;
+        } else if (op == 0 || op > OP_LAST) {
+            meta.status = STATUS_UNKNOWN_OP;
+        } else if (!hdr.payload.isValid() && (op == OP_INSERT || op == OP_WRITE)
+                   || hdr.udp.length < needed || hdr.ipv4.total_len < IPV4_BYTES + needed) {
+            meta.status = STATUS_TRUNCATED;
+        } else if (op >= OP_READ && meta.from_cpu == 0) {
+            meta.status = STATUS_DENIED;
+        } else if (hdr.replay.table_id >= NUM_TABLES) {
+            meta.status = STATUS_UNKNOWN_TABLE;
+        } else {
+            replay_table_config.apply();
+            if (meta.capacity > NUM_SLOTS) {
+                meta.capacity = NUM_SLOTS;
+            }
+            if (meta.status == STATUS_OK && meta.enabled == 0 && op <= OP_UPDATE) {
+                meta.status = STATUS_DISABLED;
+            }
+            if (meta.status == STATUS_OK && meta.from_cpu == 0) {
+                replay_acl.apply();
+                if ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
+                    || (op == OP_SAMPLE && (meta.allowed_ops & ALLOW_SAMPLE) == 0)
+                    || (op == OP_UPDATE && (meta.allowed_ops & ALLOW_UPDATE) == 0)) {
+                    meta.status = STATUS_DENIED;
+                }
+            }
+            if (meta.status == STATUS_OK && (op == OP_UPDATE || op == OP_READ || op == OP_WRITE)
+                && hdr.replay.slot >= meta.capacity) {
+                meta.status = STATUS_BAD_SLOT;
+            }
+            if (meta.status == STATUS_OK && op == OP_SAMPLE) {
+                check_sample();
+            }
+        }
+
+        /* ---- 2. routing ----------------------------------------------------- */
+        if (meta.status == STATUS_OK && op == OP_SAMPLE && meta.redraw == 0) {
+            sample_replication.apply();
+        } else if (meta.status == STATUS_OK && op == OP_RESET) {
+            std.mcast_grp = RESET_GROUP;
+        }
+        if (std.mcast_grp == 0) {
+            std.egress_spec = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+        }
+    }
+}
+
+#endif

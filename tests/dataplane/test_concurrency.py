@@ -1,0 +1,153 @@
+"""Several Actors inserting and updating at full rate while the Learner samples:
+bmv2 runs egress on four threads (one per port modulo 4), and the replay state
+lives in egress, so this is where the program's atomicity is put to the test.
+Afterwards every reply must carry the experience stored under its (slot, stamp)
+and every sum-tree node must equal the sum of its children."""
+
+from __future__ import annotations
+
+import random
+import struct
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent import protocol
+from agent.protocol import NUM_SLOTS, SLOT_BITS, Message, Mode
+from bmv2.launch import bmv2_cli, find_bmv2
+from bmv2.netns import have_netns
+from bmv2.toolchain import find_tool
+from controller import config
+from controller.snapshot import read_slots, read_state
+from tests.dataplane.packets import PacketTestbed
+
+pytestmark = [pytest.mark.netns, pytest.mark.bmv2, pytest.mark.slow]
+
+CONFIG = Path(__file__).with_name("stress.yaml")
+ACTORS = ("actor1", "actor2", "actor3")
+SECONDS = 6.0            # load phase, bounded
+MAX_INSERTS = 20_000     # per actor, bounded
+BATCH = 32
+TREE = "ReplayEgress.replay.tree."
+
+
+def experience(actor: int, seq: int) -> bytes:
+    """A payload that names its actor and sequence number (and checks itself)."""
+    words = [actor, seq, (actor * 7919 + seq * 104729) & 0xFFFFFFFF] + [seq ^ k for k in range(13)]
+    return protocol.words_to_payload(words)
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory: pytest.TempPathFactory):
+    ok, why = have_netns()
+    if not ok:
+        pytest.skip(why)
+    if find_bmv2() is None:
+        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    if find_tool(("simple_switch_CLI",), "SIMPLE_SWITCH_CLI") is None:
+        pytest.skip("simple_switch_CLI is not installed: the tree's inner levels are read "
+                    "through bmv2's Thrift runtime")
+    testbed = PacketTestbed(config.load(CONFIG), "bmv2", tmp_path_factory.mktemp("stress"))
+    testbed.start()
+    yield testbed
+    testbed.stop()
+
+
+def actor_load(bed: PacketTestbed, name: str, actor: int, stop: float,
+               acked: dict[int, tuple[int, bytes]], lock: threading.Lock) -> None:
+    """INSERT with ACK as fast as replies come back; UPDATE own recent inserts."""
+    rng = random.Random(actor)
+    recent: list[tuple[int, int]] = []
+    seq = 0
+    while time.monotonic() < stop and seq < MAX_INSERTS:
+        seq += 1
+        data = experience(actor, seq)
+        rid = (actor << 24) | seq
+        msg = protocol.insert(0, data, priority=rng.uniform(0.1, 20.0), ack=True, request_id=rid)
+        bed.send(name, bed.replay_frame(name, protocol.encode(msg)))
+        if recent and rng.random() < 0.5:
+            slot, stamp = rng.choice(recent)
+            bed.send(name, bed.replay_frame(name, protocol.encode(
+                protocol.update(0, slot, stamp, rng.uniform(0.0, 30.0)))))
+        frame = bed.recv(name, timeout=0.5)
+        while frame is not None:
+            reply = frame.replay()
+            if reply is not None and reply.ok and reply.op == protocol.Op.INSERT:
+                a, s = reply.request_id >> 24, reply.request_id & 0xFFFFFF
+                with lock:
+                    acked[reply.stamp] = (reply.slot, experience(a, s))
+                recent = [*recent[-31:], (reply.slot, reply.stamp)]
+            frame = bed.recv(name, timeout=0.0)
+
+
+def learner_load(bed: PacketTestbed, stop: float, replies: list[Message]) -> None:
+    while time.monotonic() < stop:
+        replies += bed.request("learner", protocol.sample(0, BATCH, mode=Mode.PRIORITIZED),
+                               replies=BATCH, timeout=2.0)
+
+
+def tree_levels(bed: PacketTestbed) -> list[np.ndarray]:
+    """Table 0's sum tree, root first, leaves last, read through bmv2's Thrift runtime."""
+    assert bed.bed.switch is not None and bed.bed.switch.thrift_port is not None
+    port = bed.bed.switch.thrift_port
+
+    def array(name: str) -> np.ndarray:
+        out = bmv2_cli(port, f"register_read {TREE}{name}\n")
+        values = out.split("=", 1)[1].split("RuntimeCmd")[0]
+        return np.array([int(v) for v in values.replace("\n", "").split(",")], dtype=object)
+
+    levels = []
+    for level in range(SLOT_BITS):
+        name = "tree_root" if level == 0 else f"tree_l{level}"
+        pairs = (array(name + "_hi") << 32) | array(name + "_lo")
+        levels.append(pairs[:1 << level])  # table 0's nodes
+    levels.append(array("tree_leaf")[:NUM_SLOTS])
+    return levels
+
+
+def test_concurrent_inserts_updates_and_samples_stay_consistent(bed: PacketTestbed) -> None:
+    acked: dict[int, tuple[int, bytes]] = {}
+    lock = threading.Lock()
+    sampled: list[Message] = []
+    stop = time.monotonic() + SECONDS
+    threads = [threading.Thread(target=actor_load, args=(bed, name, i + 1, stop, acked, lock))
+               for i, name in enumerate(ACTORS)]
+    threads.append(threading.Thread(target=learner_load, args=(bed, stop, sampled)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=SECONDS + 30)
+    bed.drain()
+
+    assert len(acked) > 1000, f"only {len(acked)} inserts acknowledged"
+    ok = [r for r in sampled if r.ok]
+    assert len(ok) > 20 * BATCH, f"only {len(ok)} sampled replies"
+    unknown = 0
+    for r in ok:
+        if r.stamp not in acked:
+            unknown += 1  # its ACK was not seen; the payload must still be one we sent
+            actor, seq = struct.unpack("!2I", r.payload[:8])
+            assert r.payload == experience(actor, seq)
+            continue
+        slot, data = acked[r.stamp]
+        assert (r.slot, r.payload) == (slot, data), "a reply's payload is not its (slot, stamp)'s"
+    assert unknown <= len(ok) // 100
+
+    capacity = bed.cfg.table(0).capacity
+    state = read_state(bed.inband, 0)
+    slots = read_slots(bed.inband, 0, range(capacity))
+    leaves = [s.priority for s in slots]
+    for s in slots:
+        if s.stamp in acked:
+            assert (s.slot, s.payload) == acked[s.stamp]
+    levels = tree_levels(bed)
+    assert list(levels[-1][:capacity]) == leaves       # tree_leaf == slot_priority (READ)
+    assert not any(levels[-1][capacity:])
+    for level in range(SLOT_BITS):
+        children = levels[level + 1]
+        sums = children[0::2] + children[1::2]
+        assert list(levels[level]) == list(sums), f"level {level} != sum of level {level + 1}"
+    assert levels[0][0] == state.total == sum(leaves)

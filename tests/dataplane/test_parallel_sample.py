@@ -1,0 +1,155 @@
+"""SAMPLE n as the packet replication engine serves it: n copies, each drawing in
+its own egress pass. On every switch present."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scipy.stats import chisquare
+
+from agent import protocol
+from agent.protocol import Mode, Op, Status
+from controller.replication import sample_bases
+from tests.dataplane.packets import PacketTestbed
+from tests.dataplane.test_replay import payload
+
+pytestmark = pytest.mark.netns
+
+
+def send_sample(bed: PacketTestbed, table: int, n: int, rid: int,
+                mode: int = Mode.DEFAULT) -> None:
+    msg = protocol.sample(table, n, mode=mode, request_id=rid)
+    bed.send("h1", bed.replay_frame("h1", protocol.encode(msg)))
+
+
+def test_max_batch_with_several_requests_in_flight_loses_no_reply(clean: PacketTestbed) -> None:
+    for i in range(50):
+        clean.insert(1, payload(i), priority=1.0)
+    n = clean.cfg.table(1).max_batch
+    ids = [9001, 9002, 9003, 9004]
+    for rid in ids:  # all in flight at once: 4 x 128 replies toward one port
+        send_sample(clean, 1, n, rid)
+    got: dict[int, set[int]] = {rid: set() for rid in ids}
+    while sum(len(v) for v in got.values()) < n * len(ids):
+        frame = clean.recv("h1", timeout=5)
+        assert frame is not None, {rid: len(v) for rid, v in got.items()}
+        msg = frame.replay()
+        assert msg is not None and msg.ok, msg
+        assert msg.payload == payload(msg.slot) and msg.stamp == msg.slot + 1
+        assert msg.index not in got[msg.request_id], "a reply came twice"
+        got[msg.request_id].add(msg.index)
+    assert all(v == set(range(n)) for v in got.values())
+    assert clean.silent("h1")
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 100, 127])
+def test_a_batch_that_is_no_power_of_two_gets_exactly_n_replies(clean: PacketTestbed,
+                                                                 n: int) -> None:
+    """The PRE makes 2^k >= n copies; egress must drop exactly the surplus."""
+    for i in range(8):
+        clean.insert(1, payload(i), priority=1.0)
+    replies = clean.request("h1", protocol.sample(1, n, mode=Mode.UNIFORM), replies=n + 1,
+                            timeout=1.5)
+    assert sorted(r.index for r in replies) == list(range(n))
+
+
+def test_each_copy_draws_its_own_sample(clean: PacketTestbed) -> None:
+    for i in range(64):
+        clean.insert(1, payload(i), priority=1.0)
+    replies = clean.sample(1, 64, mode=Mode.UNIFORM)
+    assert len(replies) == 64
+    assert len({r.slot for r in replies}) > 20  # 64 copies of one draw would give 1
+
+
+def test_uniform_is_exact_when_draws_overshoot(clean: PacketTestbed) -> None:
+    """33 slots: a draw masked to [0, 64) overshoots about half the time, so every
+    batch has replies that took the redraw pass; the counts must still be flat."""
+    slots = 33
+    for i in range(slots):
+        clean.insert(1, payload(i), priority=float(i + 1))
+    counts: Counter[int] = Counter()
+    for _ in range(40):
+        replies = clean.sample(1, 100, mode=Mode.UNIFORM)
+        assert [r.index for r in replies] == list(range(100))
+        assert all(r.payload == payload(r.slot) for r in replies)
+        counts.update(r.slot for r in replies)
+    observed = np.array([counts[s] for s in range(slots)])
+    assert observed.sum() == 4000
+    assert chisquare(observed).pvalue > 1e-3
+
+
+def test_refused_sample_answers_once(clean: PacketTestbed) -> None:
+    before = clean.counter(3, Op.SAMPLE, Status.BELOW_MIN_SIZE)
+    replies = clean.request("h1", protocol.sample(3, 4), replies=4, timeout=1.0)
+    assert [r.status for r in replies] == [Status.BELOW_MIN_SIZE]
+    assert clean.silent("h1")
+    assert clean.counter(3, Op.SAMPLE, Status.BELOW_MIN_SIZE) == before + 1
+
+
+def test_a_sample_is_counted_once_and_its_experiences_each(clean: PacketTestbed) -> None:
+    clean.insert(1, payload(0), priority=1.0)
+    before = clean.counter(1, Op.SAMPLE, Status.OK)
+    sampled = clean.session.read_counter("ReplayEgress.replay.replay_sampled", 1)[1][0]
+    assert len(clean.sample(1, 17)) == 17
+    assert clean.counter(1, Op.SAMPLE, Status.OK) == before + 1
+    assert clean.session.read_counter("ReplayEgress.replay.replay_sampled", 1)[1][0] \
+        == sampled + 17
+
+
+def test_the_controller_installed_a_group_per_power_of_two(dp: PacketTestbed) -> None:
+    groups = dp.session.read_multicast_groups()
+    learner = dp.cfg.host("h1").port
+    base = sample_bases(dp.cfg)[learner]
+    for copies in (1, 2, 32, 256):
+        assert groups[base + copies] == [(learner, rid) for rid in range(copies)]
+    assert base + 3 not in groups
+    assert groups[protocol.RESET_GROUP] == [(dp.cfg.switch.cpu_port, rid)
+                                            for rid in range(protocol.RESET_FANOUT)]
+
+
+def test_stale_update_reply_carries_size_and_total(clean: PacketTestbed) -> None:
+    capacity = clean.cfg.table(0).capacity
+    first = clean.insert(0, payload(0), priority=1.0)
+    for i in range(1, capacity + 1):
+        clean.insert(0, payload(i), priority=1.0)
+    reply = clean.one("h1", protocol.update(0, first.slot, first.stamp, 9.0, ack=True))
+    assert reply.status == Status.STALE
+    assert (reply.size, reply.total) == (capacity, capacity * protocol.PRIORITY_ONE)
+
+
+def test_a_first_fragment_is_not_replay_traffic(clean: PacketTestbed) -> None:
+    h1 = clean.cfg.host("h1")
+    data = protocol.encode(protocol.insert(1, payload(1), ack=True))
+    frame = (Ether(src=h1.mac, dst=clean.cfg.vip_mac)
+             / IP(src=h1.ip, dst=clean.cfg.vip, flags="MF")
+             / UDP(sport=40000, dport=protocol.REPLAY_UDP_PORT) / Raw(data))
+    clean.send("h1", frame)
+    assert clean.silent("h1")
+    assert clean.state(1).size == 0
+
+
+@pytest.mark.parametrize("cut", ["udp", "ip"])
+def test_lengths_saying_header_only_make_an_insert_truncated(clean: PacketTestbed,
+                                                             cut: str) -> None:
+    """The packet's own length fields count, not the bytes that trail it."""
+    h1 = clean.cfg.host("h1")
+    data = protocol.encode(protocol.insert(1, payload(1), ack=True, request_id=77))
+    short = 8 + protocol.HEADER_BYTES
+    ip = IP(src=h1.ip, dst=clean.cfg.vip)
+    udp = UDP(sport=40000, dport=protocol.REPLAY_UDP_PORT)
+    if cut == "udp":
+        udp.len = short
+    else:
+        ip.len = 20 + short
+        udp.len = short
+    clean.send("h1", Ether(src=h1.mac, dst=clean.cfg.vip_mac) / ip / udp / Raw(data))
+    frame = clean.recv("h1", timeout=3)
+    assert frame is not None
+    reply = frame.replay()
+    assert reply is not None and reply.status == Status.TRUNCATED
+    assert clean.state(1).size == 0
