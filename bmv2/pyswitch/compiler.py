@@ -217,6 +217,7 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compil
         "DROP_PORT": drop_port,
         "ZEROS": [0] * (max((h.nfields for h in prog.headers.values()), default=0) + 1),
         "_randint": rng.randint,
+        "_getrandbits": rng.getrandbits,
         "_sx": sign_extend,
         "_csum_int": csum16_of_int,
         **RUNTIME_HELPERS,

@@ -215,6 +215,10 @@ class PrimitiveCompiler:
     def _rng(self, params: list[Any], ctx: Ctx) -> list[str]:
         lv = self.expr.lvalue(params[0], ctx)
         lo, hi = self.expr.data(params[1], ctx), self.expr.data(params[2], ctx)
+        if lo.const == 0 and hi.const is not None and 0 < hi.const < 1 << 64 \
+                and hi.const & (hi.const + 1) == 0:  # [0, 2^k): k random bits, same law
+            bits = fit(Data(f"_getrandbits({hi.const.bit_length()})"), lv.width, lv.signed)
+            return [f"F[{lv.slot}] = {bits}"]
         val = fit(Data("_randint(_lo, _hi)"), lv.width, lv.signed)
         return [f"_lo = ({lo.code}) & {(1 << 64) - 1}", f"_hi = ({hi.code}) & {(1 << 64) - 1}",
                 "if _lo <= _hi:", f"    F[{lv.slot}] = {val}"]

@@ -12,29 +12,43 @@
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4
 
+/* Attempt i: meta.draw<i>, a random value masked to meta.mask. */
 #define FOR_EACH_DRAW(X) X(0) X(1) X(2) X(3)
+
+/* One step of smearing meta.mask's leading bit to the right; six steps turn
+ * bound - 1 into the smallest 2^k - 1 >= it. Each step is its own action: in
+ * one action p4c would substitute every step into the next, doubling the
+ * expression six times. */
+#define SMEAR_MASK \
+        smear(1); \
+        smear(2); \
+        smear(4); \
+        smear(8); \
+        smear(16); \
+        smear(32);
 
 /* Uniform: meta.slot in [0, meta.size). */
 control UniformDraw(inout metadata_t meta) {
+    action smear(bit<8> shift) {
+        meta.mask = meta.mask | (meta.mask >> shift);
+    }
+
     action draw_slot() {
-        bit<32> mask = meta.size - 1;
-        mask = mask | (mask >> 1);
-        mask = mask | (mask >> 2);
-        mask = mask | (mask >> 4);
-        mask = mask | (mask >> 8);
-        mask = mask | (mask >> 16);
 #define DRAW_SLOT(i) \
-        bit<32> s##i; \
-        random(s##i, 32w0, 32w0xFFFFFFFF); \
-        s##i = s##i & mask;
+        random(meta.lo, 32w0, 32w0xFFFFFFFF); \
+        meta.draw##i = (bit<64>)meta.lo & meta.mask;
         FOR_EACH_DRAW(DRAW_SLOT)
-        meta.found = (bit<1>)(s0 < meta.size || s1 < meta.size || s2 < meta.size
-                              || s3 < meta.size);
-        meta.slot = (s0 < meta.size) ? s0 : ((s1 < meta.size) ? s1
-                  : ((s2 < meta.size) ? s2 : s3));
+        meta.sum = (bit<64>)meta.size;
+        meta.found = (bit<1>)(meta.draw0 < meta.sum || meta.draw1 < meta.sum
+                              || meta.draw2 < meta.sum || meta.draw3 < meta.sum);
+        meta.slot = (bit<32>)((meta.draw0 < meta.sum) ? meta.draw0
+                  : ((meta.draw1 < meta.sum) ? meta.draw1
+                  : ((meta.draw2 < meta.sum) ? meta.draw2 : meta.draw3)));
     }
 
     apply {
+        meta.mask = (bit<64>)(meta.size - 1);
+        SMEAR_MASK
         draw_slot();
     }
 }
@@ -42,28 +56,26 @@ control UniformDraw(inout metadata_t meta) {
 /* Proportional: meta.r in [0, meta.total), a 64-bit value drawn as two
  * 32-bit halves; the sum tree walks it down to a leaf. */
 control ProportionalDraw(inout metadata_t meta) {
+    action smear(bit<8> shift) {
+        meta.mask = meta.mask | (meta.mask >> shift);
+    }
+
     action draw_point() {
-        bit<64> mask = meta.total - 1;
-        mask = mask | (mask >> 1);
-        mask = mask | (mask >> 2);
-        mask = mask | (mask >> 4);
-        mask = mask | (mask >> 8);
-        mask = mask | (mask >> 16);
-        mask = mask | (mask >> 32);
 #define DRAW_POINT(i) \
-        bit<32> hi##i; \
-        bit<32> lo##i; \
-        random(hi##i, 32w0, 32w0xFFFFFFFF); \
-        random(lo##i, 32w0, 32w0xFFFFFFFF); \
-        bit<64> p##i = (hi##i ++ lo##i) & mask;
+        random(meta.hi, 32w0, 32w0xFFFFFFFF); \
+        random(meta.lo, 32w0, 32w0xFFFFFFFF); \
+        meta.draw##i = (meta.hi ++ meta.lo) & meta.mask;
         FOR_EACH_DRAW(DRAW_POINT)
-        meta.found = (bit<1>)(p0 < meta.total || p1 < meta.total || p2 < meta.total
-                              || p3 < meta.total);
-        meta.r = (p0 < meta.total) ? p0 : ((p1 < meta.total) ? p1
-               : ((p2 < meta.total) ? p2 : p3));
+        meta.found = (bit<1>)(meta.draw0 < meta.total || meta.draw1 < meta.total
+                              || meta.draw2 < meta.total || meta.draw3 < meta.total);
+        meta.r = (meta.draw0 < meta.total) ? meta.draw0
+               : ((meta.draw1 < meta.total) ? meta.draw1
+               : ((meta.draw2 < meta.total) ? meta.draw2 : meta.draw3));
     }
 
     apply {
+        meta.mask = meta.total - 1;
+        SMEAR_MASK
         draw_point();
     }
 }

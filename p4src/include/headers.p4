@@ -130,6 +130,7 @@ struct metadata_t {
     bit<8>  max_batch;
     bit<8>  default_mode;
     bit<8>  allowed_ops;     /* replay_acl */
+    bit<16> copies;          /* SAMPLE: the group's replicas minus one */
 
     /* egress: the plan (replay_plan) */
     bit<8>  ring_op;
@@ -152,6 +153,20 @@ struct metadata_t {
     bit<64> r;               /* prioritized draw, walked down the tree */
     bit<64> cur;             /* sum of the node the walk stands on */
     bit<32> node;            /* that node's index within its level */
+
+    /* egress: scratch of one action. Metadata, not action locals, so that
+     * p4c keeps each step one assignment instead of substituting it into
+     * every later use (which multiplies the work of every pass). */
+    bit<32> cell;            /* register index */
+    bit<32> hi;              /* a pair's halves as read */
+    bit<32> lo;
+    bit<64> sum;             /* a pair as one value */
+    bit<1>  go_left;
+    bit<64> mask;            /* power-of-two range of a draw, minus one */
+    bit<64> draw0;           /* the draw attempts */
+    bit<64> draw1;
+    bit<64> draw2;
+    bit<64> draw3;
     bit<1>  ip_rewritten;    /* recompute the IPv4 checksum on the way out */
 }
 

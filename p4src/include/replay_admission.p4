@@ -61,11 +61,12 @@ control ReplayAdmission(inout headers_t hdr,
     /* n copies are made as the next power of two, 2^k >= n (egress drops
      * copies n .. 2^k - 1): group group_base + 2^k holds 2^k replicas. */
     action replicate(bit<16> group_base) {
-        bit<16> m = (bit<16>)hdr.replay.count - 1;
-        m = m | (m >> 1);
-        m = m | (m >> 2);
-        m = m | (m >> 4);
-        std.mcast_grp = group_base + m + 1;
+        std.mcast_grp = group_base + meta.copies + 1;
+    }
+
+    /* One step of rounding count - 1 up to 2^k - 1 (an action each, see draw.p4). */
+    action smear(bit<8> shift) {
+        meta.copies = meta.copies | (meta.copies >> shift);
     }
 
     action no_replication() {
@@ -145,6 +146,10 @@ control ReplayAdmission(inout headers_t hdr,
 
         /* ---- 2. routing ----------------------------------------------------- */
         if (meta.status == STATUS_OK && op == OP_SAMPLE && meta.redraw == 0) {
+            meta.copies = (bit<16>)hdr.replay.count - 1;
+            smear(1);
+            smear(2);
+            smear(4);
             sample_replication.apply();
         } else if (meta.status == STATUS_OK && op == OP_RESET) {
             std.mcast_grp = RESET_GROUP;

@@ -28,9 +28,8 @@ control SlotGuard(inout metadata_t meta) {
     }
 
     action check_stamp() {
-        bit<32> stored;
-        slot_stamp.read(stored, (meta.table_index << SLOT_BITS) | meta.slot);
-        meta.guard_ok = (bit<1>)(stored != 0 && stored == meta.stamp);
+        slot_stamp.read(meta.lo, (meta.table_index << SLOT_BITS) | meta.slot);
+        meta.guard_ok = (bit<1>)(meta.lo != 0 && meta.lo == meta.stamp);
     }
 
     table slot_guard {
@@ -58,24 +57,24 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     FOR_EACH_WORD(DECLARE_WORD_ARRAY)
 
     action write_record() {
-        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
-        slot_record_stamp.write(index, meta.stamp);
-#define WRITE_WORD(i) payload_w##i.write(index, payload.w##i);
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_stamp.write(meta.cell, meta.stamp);
+#define WRITE_WORD(i) payload_w##i.write(meta.cell, payload.w##i);
         FOR_EACH_WORD(WRITE_WORD)
     }
 
     action read_record() {
-        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
-        slot_record_stamp.read(meta.stamp, index);
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_stamp.read(meta.stamp, meta.cell);
         payload.setValid();
-#define READ_WORD(i) payload_w##i.read(payload.w##i, index);
+#define READ_WORD(i) payload_w##i.read(payload.w##i, meta.cell);
         FOR_EACH_WORD(READ_WORD)
     }
 
     action clear_record() {
-        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
-        slot_record_stamp.write(index, 0);
-#define CLEAR_WORD(i) payload_w##i.write(index, 0);
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_stamp.write(meta.cell, 0);
+#define CLEAR_WORD(i) payload_w##i.write(meta.cell, 0);
         FOR_EACH_WORD(CLEAR_WORD)
     }
 

@@ -53,11 +53,10 @@ control SumTree(inout metadata_t meta) {
 
     /* ---- slot_priority ---------------------------------------------------- */
     action swap_priority() {
-        bit<32> index = (meta.table_index << SLOT_BITS) | meta.slot;
-        bit<32> old;
-        slot_priority.read(old, index);
-        slot_priority.write(index, meta.priority);
-        meta.delta = (bit<64>)meta.priority - (bit<64>)old;
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_priority.read(meta.lo, meta.cell);
+        slot_priority.write(meta.cell, meta.priority);
+        meta.delta = (bit<64>)meta.priority - (bit<64>)meta.lo;
     }
 
     action read_priority() {
@@ -76,21 +75,17 @@ control SumTree(inout metadata_t meta) {
 
     /* ---- level 0 ---------------------------------------------------------- */
     action add_root() {
-        bit<32> hi;
-        bit<32> lo;
-        tree_root_hi.read(hi, meta.table_index);
-        tree_root_lo.read(lo, meta.table_index);
-        meta.total = (hi ++ lo) + meta.delta;
+        tree_root_hi.read(meta.hi, meta.table_index);
+        tree_root_lo.read(meta.lo, meta.table_index);
+        meta.total = (meta.hi ++ meta.lo) + meta.delta;
         tree_root_hi.write(meta.table_index, meta.total[63:32]);
         tree_root_lo.write(meta.table_index, meta.total[31:0]);
     }
 
     action read_root() {
-        bit<32> hi;
-        bit<32> lo;
-        tree_root_hi.read(hi, meta.table_index);
-        tree_root_lo.read(lo, meta.table_index);
-        meta.total = hi ++ lo;
+        tree_root_hi.read(meta.hi, meta.table_index);
+        tree_root_lo.read(meta.lo, meta.table_index);
+        meta.total = meta.hi ++ meta.lo;
         meta.cur = meta.total;
         meta.node = 0;
     }
@@ -110,26 +105,22 @@ control SumTree(inout metadata_t meta) {
     /* ---- levels 1 .. L-1 -------------------------------------------------- */
 #define LEVEL(l) \
     action add_l##l() { \
-        bit<32> index = (meta.table_index << l) | (meta.slot >> (SLOT_BITS - l)); \
-        bit<32> hi; \
-        bit<32> lo; \
-        tree_l##l##_hi.read(hi, index); \
-        tree_l##l##_lo.read(lo, index); \
-        bit<64> sum = (hi ++ lo) + meta.delta; \
-        tree_l##l##_hi.write(index, sum[63:32]); \
-        tree_l##l##_lo.write(index, sum[31:0]); \
+        meta.cell = (meta.table_index << l) | (meta.slot >> (SLOT_BITS - l)); \
+        tree_l##l##_hi.read(meta.hi, meta.cell); \
+        tree_l##l##_lo.read(meta.lo, meta.cell); \
+        meta.sum = (meta.hi ++ meta.lo) + meta.delta; \
+        tree_l##l##_hi.write(meta.cell, meta.sum[63:32]); \
+        tree_l##l##_lo.write(meta.cell, meta.sum[31:0]); \
     } \
     action descend_l##l() { \
-        bit<32> index = (meta.table_index << l) | (meta.node << 1); \
-        bit<32> hi; \
-        bit<32> lo; \
-        tree_l##l##_hi.read(hi, index); \
-        tree_l##l##_lo.read(lo, index); \
-        bit<64> left = hi ++ lo; \
-        bool go_left = meta.r < left; \
-        meta.node = go_left ? meta.node << 1 : (meta.node << 1) | 1; \
-        meta.cur = go_left ? left : meta.cur - left; \
-        meta.r = go_left ? meta.r : meta.r - left; \
+        meta.cell = (meta.table_index << l) | (meta.node << 1); \
+        tree_l##l##_hi.read(meta.hi, meta.cell); \
+        tree_l##l##_lo.read(meta.lo, meta.cell); \
+        meta.sum = meta.hi ++ meta.lo; \
+        meta.go_left = (bit<1>)(meta.r < meta.sum); \
+        meta.node = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1); \
+        meta.cur = (meta.go_left == 1) ? meta.sum : meta.cur - meta.sum; \
+        meta.r = (meta.go_left == 1) ? meta.r : meta.r - meta.sum; \
     } \
     table level_l##l { \
         key = { meta.tree_op : exact; } \
@@ -148,11 +139,10 @@ control SumTree(inout metadata_t meta) {
     }
 
     action descend_leaf() {
-        bit<32> left;
-        tree_leaf.read(left, (meta.table_index << SLOT_BITS) | (meta.node << 1));
-        bool go_left = meta.r < (bit<64>)left;
-        meta.slot = go_left ? meta.node << 1 : (meta.node << 1) | 1;
-        meta.priority = go_left ? left : (bit<32>)(meta.cur - (bit<64>)left);
+        tree_leaf.read(meta.lo, (meta.table_index << SLOT_BITS) | (meta.node << 1));
+        meta.go_left = (bit<1>)(meta.r < (bit<64>)meta.lo);
+        meta.slot = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1);
+        meta.priority = (meta.go_left == 1) ? meta.lo : (bit<32>)(meta.cur - (bit<64>)meta.lo);
     }
 
     table leaf {

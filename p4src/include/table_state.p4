@@ -24,20 +24,16 @@ control RingState(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLES) insert_seq;
 
     action allocate() {
-        bit<32> ptr;
-        ring_ptr.read(ptr, meta.table_index);
-        ptr = (ptr >= meta.capacity) ? 32w0 : ptr;      /* capacity was lowered */
-        meta.slot = ptr;
-        ring_ptr.write(meta.table_index, (ptr + 1 >= meta.capacity) ? 32w0 : ptr + 1);
+        ring_ptr.read(meta.slot, meta.table_index);
+        meta.slot = (meta.slot >= meta.capacity) ? 32w0 : meta.slot;  /* capacity was lowered */
+        ring_ptr.write(meta.table_index, (meta.slot + 1 >= meta.capacity) ? 32w0 : meta.slot + 1);
 
-        bit<32> count;
-        ring_count.read(count, meta.table_index);
-        meta.size = (count < meta.capacity) ? count + 1 : meta.capacity;
+        ring_count.read(meta.size, meta.table_index);
+        meta.size = (meta.size < meta.capacity) ? meta.size + 1 : meta.capacity;
         ring_count.write(meta.table_index, meta.size);
 
-        bit<32> seq;
-        insert_seq.read(seq, meta.table_index);
-        meta.stamp = seq + 1;
+        insert_seq.read(meta.stamp, meta.table_index);
+        meta.stamp = meta.stamp + 1;
         insert_seq.write(meta.table_index, meta.stamp);
     }
 
@@ -93,18 +89,16 @@ control MaxPriority(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLES) max_priority;
 
     action resolve() {
-        bit<32> max_p;
-        max_priority.read(max_p, meta.table_index);
+        max_priority.read(meta.lo, meta.table_index);
         /* PER: an experience without a priority gets the max seen so far. */
         meta.priority = (meta.has_priority == 1) ? meta.priority
-                      : ((max_p == 0) ? PRIORITY_ONE : max_p);
-        max_priority.write(meta.table_index, (meta.priority > max_p) ? meta.priority : max_p);
+                      : ((meta.lo == 0) ? PRIORITY_ONE : meta.lo);
+        max_priority.write(meta.table_index, (meta.priority > meta.lo) ? meta.priority : meta.lo);
     }
 
     action raise() {
-        bit<32> max_p;
-        max_priority.read(max_p, meta.table_index);
-        max_priority.write(meta.table_index, (meta.priority > max_p) ? meta.priority : max_p);
+        max_priority.read(meta.lo, meta.table_index);
+        max_priority.write(meta.table_index, (meta.priority > meta.lo) ? meta.priority : meta.lo);
     }
 
     action read_max() {

@@ -49,5 +49,6 @@ def test_replay_program_loads() -> None:
     assert [(p.name, p.bitwidth) for p in params] == [
         ("enabled", 1), ("capacity", 32), ("min_size", 32), ("max_batch", 8),
         ("default_mode", 8)]
-    assert info.counters["ReplayIngress.replay.replay_requests"].size == 1280
+    assert info.counters["ReplayEgress.replay.replay_requests"].size == 1280
+    assert info.counters["ReplayEgress.replay.replay_sampled"].size == 4
     assert info.header_types["packet_in_h"].fields[0] == ("ingress_port", 9, False)
