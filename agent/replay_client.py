@@ -31,6 +31,9 @@ Loss handling (UDP is lossy; every call is bounded in time):
   out, a partial batch is returned if at least one reply arrived (counted in
   `partial_batches`), else `ReplayTimeout` is raised. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
+* `lost_replies` counts the replies still missing whenever a request's
+  deadline passes (then asked for again, or given up on): a lost ACK is 1, a
+  SAMPLE n with k replies in is n - k, at every deadline it misses.
 
 A client is not thread-safe: use one per thread.
 """
@@ -58,7 +61,8 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("switch", "host", "inprocess")
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
-             "retries", "timeouts", "refused", "dropped_replies", "malformed_replies")
+             "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
+             "malformed_replies")
 
 
 class ReplayError(RuntimeError):
@@ -410,6 +414,7 @@ class ReplayClient:
 
     def _expire(self, now: float) -> None:
         for pending in [p for p in self._active if p.deadline <= now]:
+            self._counts["lost_replies"] += pending.want - len(pending.replies)
             if pending.attempt >= self.policy.retries:
                 self._counts["timeouts"] += 1
                 self._finish(pending)

@@ -163,6 +163,7 @@ def test_first_timeout_adapts_per_request_kind(server: HostServer, adaptive: boo
         assert pending.first_timeout == fast
         batch = c.wait(pending)  # the top-up asks for 1 more: its reply is index 0
         assert len(batch) == 4 and c.stats()["retries"] == 1
+        assert c.stats()["lost_replies"] == 1  # reply 2, missing at the first deadline
         if adaptive:
             assert 0.02 <= fast < 0.25
         else:
@@ -181,6 +182,7 @@ def test_replies_that_arrived_while_the_caller_worked_are_not_retried(
         time.sleep(0.2)  # the caller works past the deadline; the replies are waiting
         assert len(c.wait(pending)) == 4
         assert c.stats()["retries"] == 0 and c.stats()["dropped_replies"] == 0
+        assert c.stats()["lost_replies"] == 0
     finally:
         c.close()
 
@@ -196,6 +198,7 @@ def test_partial_batch_is_returned_when_retries_run_out(server: HostServer) -> N
         assert len(batch) == 5 and 2 not in batch.index
         stats = c.stats()
         assert stats["partial_batches"] == 1 and stats["timeouts"] == 1
+        assert stats["lost_replies"] == 1 and stats["retries"] == 0
     finally:
         c.close()
         proxy.close()
@@ -212,6 +215,7 @@ def test_no_answer_raises_replay_timeout_instead_of_hanging(server: HostServer) 
             c.insert(payloads(1)[0])
         stats = c.stats()
         assert stats["timeouts"] == 2 and stats["retries"] == 4 and stats["inserts"] == 0
+        assert stats["lost_replies"] == 3 * 4 + 3 * 1  # 3 deadlines each: 4 replies, 1 ACK
     finally:
         c.close()
         proxy.close()
