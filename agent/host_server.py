@@ -72,6 +72,10 @@ class Pacing:
         """The host server's command-line options for this pacing."""
         return ["--rate", f"{self.rate:g}", "--burst", str(self.burst)] if self.paced else []
 
+    def spec(self) -> str:
+        """The text `parse` reads back: 'off' or 'RATE:BURST'."""
+        return f"{self.rate:g}:{self.burst}" if self.paced else "off"
+
     def __str__(self) -> str:
         return f"{self.rate:g} replies/s, bursts of {self.burst}" if self.paced else "unpaced"
 

@@ -242,6 +242,8 @@ def test_pacing_parse_and_server_options() -> None:
     assert Pacing.parse("5000") == Pacing(5000.0, DEFAULT_BURST)
     assert Pacing(20000.0, 16).args() == ["--rate", "20000", "--burst", "16"]
     assert Pacing().args() == []
+    for p in (Pacing(), Pacing(20000.0, 16), Pacing(2500.5, 1)):
+        assert Pacing.parse(p.spec()) == p
     for bad in ("0", "-5:4", "100:0", "fast", "inf"):
         with pytest.raises(argparse.ArgumentTypeError):
             Pacing.parse(bad)
