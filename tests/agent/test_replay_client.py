@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from agent import protocol
+from agent import protocol, replay_client
 from agent.host_server import HostServer
 from agent.protocol import HEADER, Mode, Op, Status
 from agent.replay_client import (
@@ -241,3 +241,93 @@ def test_make_client_checks_its_arguments() -> None:
         make_client("inprocess")
     with pytest.raises(ValueError):
         make_client("carrier-pigeon")
+
+
+class SimClock:
+    """Simulated time for the client (its module's `time`) and SerialService."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class SerialService:
+    """A transport to a ReplayService that works on one request at a time, `service_s`
+    simulated seconds each, and sends each request's replies when it is done; requests
+    whose number (1, 2, ...) is in `drop` get no replies."""
+
+    def __init__(self, clock: SimClock, service_s: float, drop: frozenset[int] = frozenset()):
+        self.malformed = 0
+        self.clock = clock
+        self.service_s = service_s
+        self.drop = drop
+        self.received = 0
+        self.busy_until = 0.0
+        self.outbox: list[tuple[float, protocol.Message]] = []
+        self.service = ReplayService(seed=1)
+        self.service.configure(0, TableConfig(min_size=1))
+        self.service.allow("127.0.0.1", 0, ALLOW_ALL)
+        make_client("inprocess", service=self.service).insert_many(payloads(8))
+
+    def send(self, msg: protocol.Message) -> None:
+        self.received += 1
+        self.busy_until = max(self.clock.now, self.busy_until) + self.service_s
+        if self.received not in self.drop:
+            self.outbox += [(self.busy_until, r) for r in self.service.handle(msg, "127.0.0.1")]
+
+    def recv(self, timeout: float) -> protocol.Message | None:
+        if self.outbox and self.outbox[0][0] <= self.clock.now + timeout:
+            due, msg = self.outbox.pop(0)
+            self.clock.now = max(self.clock.now, due)
+            return msg
+        self.clock.now += timeout
+        return None
+
+    def close(self) -> None:
+        self.outbox.clear()
+
+
+def test_requests_queued_behind_others_are_not_retried_early(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SimClock()
+    service = SerialService(clock, service_s=0.06)  # the third answer comes at 0.18 s
+    monkeypatch.setattr(replay_client, "time", clock)
+    c = ReplayClient(service, policy=RetryPolicy(timeout=0.1, retries=3, adaptive=False))
+    pendings = [c.sample_async(4, Mode.UNIFORM) for _ in range(3)]
+    assert [len(c.wait(p)) for p in pendings] == [4, 4, 4]
+    assert clock.now == pytest.approx(0.18)
+    assert c.stats()["retries"] == 0 and c.stats()["lost_replies"] == 0
+    assert service.received == 3
+
+
+def test_a_lost_answer_behind_others_is_still_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SimClock()
+    service = SerialService(clock, service_s=0.06, drop=frozenset({2}))
+    monkeypatch.setattr(replay_client, "time", clock)
+    c = ReplayClient(service, policy=RetryPolicy(timeout=0.1, retries=3, adaptive=False))
+    pendings = [c.sample_async(4, Mode.UNIFORM) for _ in range(3)]
+    assert [len(c.wait(p)) for p in pendings] == [4, 4, 4]
+    # request 2's timer restarted when request 1 was answered (0.06 s), so it expired at
+    # 0.16 s, which restarted request 3's (answered at 0.18 s, before 0.26 s); the top-up
+    # queued behind request 3 and was answered at 0.24 s
+    assert clock.now == pytest.approx(0.24)
+    assert c.stats()["retries"] == 1 and c.stats()["lost_replies"] == 4
+    assert service.received == 4
+
+
+def test_a_dead_service_costs_one_extra_first_wait_not_one_per_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SimClock()
+    service = SerialService(clock, service_s=0.01, drop=frozenset(range(1, 10)))
+    monkeypatch.setattr(replay_client, "time", clock)
+    c = ReplayClient(service, policy=RetryPolicy(timeout=0.1, retries=1, adaptive=False))
+    pendings = [c.sample_async(4, Mode.UNIFORM) for _ in range(4)]
+    for p in pendings:
+        with pytest.raises(ReplayTimeout):
+            c.wait(p)
+    # request 1 times out at 0.1 s and restarts the others' first wait once: they time
+    # out together at 0.2 s, and all give up 0.2 s after their retry
+    assert clock.now == pytest.approx(0.4)
+    assert c.stats()["retries"] == 4 and c.stats()["timeouts"] == 4
