@@ -7,10 +7,13 @@ measured rounds the bench tries the settings of LADDER in order, fastest
 first (unpaced, then token buckets of falling rate and burst, see
 agent.host_server.Pacing), at most `tries` of them. Each try restarts the host
 server with the setting and probes it with every SAMPLE size the rounds
-measure, largest first, in both modes, `reps` requests one at a time and
-`reps` with the learner's prefetch in flight, through a client with a fixed
-timeout (so a retry means a reply did not come, not that the adaptive timeout
-was tight). The probe stops at the first retry or missing reply. The first
+measure, largest first, in both modes, `reps` requests with the learner's
+prefetch in flight (the burstiest) and `reps` one at a time, through a client
+with a fixed timeout (so a retry means a reply did not come, not that the
+adaptive timeout was tight). The probe stops at the first retry or missing
+reply. The loss it looks for is intermittent and depends on the machine's
+load, so a clean probe makes loss in the rounds unlikely, not impossible; the
+rounds report their own retries and lost replies. The first
 clean setting is chosen; if none is, the one that lost the fewest replies,
 and the record says it was not clean.
 """
@@ -29,7 +32,7 @@ from agent.replay_client import ReplayClient, ReplayError, RetryPolicy
 LADDER = (Pacing(), Pacing(40_000.0, 48), Pacing(20_000.0, 32), Pacing(10_000.0, 32),
           Pacing(5_000.0, 16), Pacing(2_500.0, 8))
 PROBE_POLICY = RetryPolicy(timeout=0.5, retries=2, adaptive=False)
-PROBE_REPS = 10
+PROBE_REPS = 20
 
 ProbeResult = dict[str, object]  # requests, retries, lost, failed, seconds, stopped_at
 Probe = Callable[[Pacing], ProbeResult]
@@ -66,16 +69,16 @@ def _steps(client: ReplayClient, sizes: list[int], reps: int,
     """The probe's calls in order, as (what, requests, call)."""
     for n in sorted(sizes, reverse=True):
         for name, mode in MODES.items():
-            for _ in range(reps):
-                yield f"SAMPLE {n} {name}, one at a time", 1, partial(client.sample, n, mode)
             yield (f"SAMPLE {n} {name}, prefetch in flight", reps,
                    partial(inflight_rate, client, n, mode, reps, seconds))
+            for _ in range(reps):
+                yield f"SAMPLE {n} {name}, one at a time", 1, partial(client.sample, n, mode)
 
 
 def probe(client: ReplayClient, sizes: list[int], reps: int = PROBE_REPS,
           seconds: float = 4.0) -> ProbeResult:
     """SAMPLE n through `client` for every n in `sizes` (largest first) and mode: `reps`
-    one at a time, then `reps` with the prefetch in flight; stops at the first retry,
+    with the prefetch in flight, then `reps` one at a time; stops at the first retry,
     missing reply or failed request."""
     start = client.stats()
     t0 = time.monotonic()

@@ -89,7 +89,7 @@ def test_probe_covers_every_size_and_mode_when_nothing_is_lost(server: HostServe
         got = probe(c, [4, 16], reps=3, seconds=30.0)
     finally:
         c.close()
-    assert got["requests"] == 2 * 2 * 2 * 3  # sizes x modes x (one at a time, in flight) x reps
+    assert got["requests"] == 2 * 2 * 2 * 3  # sizes x modes x (in flight, one at a time) x reps
     assert (got["retries"], got["lost"], got["failed"], got["stopped_at"]) == (0, 0, False, None)
 
 
@@ -111,8 +111,8 @@ def test_probe_stops_at_the_first_lost_reply(server: HostServer) -> None:
     finally:
         c.close()
         proxy.close()
-    assert got["stopped_at"] == "SAMPLE 16 uniform, one at a time"  # largest size first
-    assert got["requests"] == 1 and got["lost"] == 1 and got["retries"] == 1
+    assert got["stopped_at"] == "SAMPLE 16 uniform, prefetch in flight"  # largest first
+    assert got["requests"] == 3 and got["lost"] == 1 and got["retries"] == 1
     assert not got["failed"]
 
 
