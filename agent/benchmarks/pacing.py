@@ -7,15 +7,15 @@ measured rounds the bench tries the settings of LADDER in order, fastest
 first (unpaced, then token buckets of falling rate and burst, see
 agent.host_server.Pacing), at most `tries` of them. Each try restarts the host
 server with the setting and probes it with every SAMPLE size the rounds
-measure, largest first, in both modes, `reps` requests with the learner's
-prefetch in flight (the burstiest) and `reps` one at a time, through a client
-with a fixed timeout (so a retry means a reply did not come, not that the
-adaptive timeout was tight). The probe stops at the first retry or missing
-reply. The loss it looks for is intermittent and depends on the machine's
-load, so a clean probe makes loss in the rounds unlikely, not impossible; the
-rounds report their own retries and lost replies. The first
-clean setting is chosen; if none is, the one that lost the fewest replies,
-and the record says it was not clean.
+measure, largest first, in both modes: `reps` requests with one more sent
+ahead than the rounds and the learner use (the burstiest, with headroom),
+then `reps` one at a time, through a client with a fixed timeout (so a retry
+means a reply did not come, not that the adaptive timeout was tight). The
+probe stops at the first retry or missing reply. The first clean setting is
+chosen; if none is, the one that lost the fewest replies, and the record says
+it was not clean. The loss it looks for is intermittent and grows with the
+machine's load, so a clean probe makes loss in the rounds unlikely, not
+impossible; the rounds report their own retries and lost replies.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from agent.benchmarks.harness import progress
-from agent.benchmarks.replay_ops import MODES, inflight_rate
+from agent.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES, inflight_rate
 from agent.host_server import Pacing
 from agent.replay_client import ReplayClient, ReplayError, RetryPolicy
 
@@ -33,6 +33,7 @@ LADDER = (Pacing(), Pacing(40_000.0, 48), Pacing(20_000.0, 32), Pacing(10_000.0,
           Pacing(5_000.0, 16), Pacing(2_500.0, 8))
 PROBE_POLICY = RetryPolicy(timeout=0.5, retries=2, adaptive=False)
 PROBE_REPS = 20
+PROBE_DEPTH = INFLIGHT_DEPTH + 1  # one more sent ahead than the rounds and the learner
 
 ProbeResult = dict[str, object]  # requests, retries, lost, failed, seconds, stopped_at
 Probe = Callable[[Pacing], ProbeResult]
@@ -69,8 +70,8 @@ def _steps(client: ReplayClient, sizes: list[int], reps: int,
     """The probe's calls in order, as (what, requests, call)."""
     for n in sorted(sizes, reverse=True):
         for name, mode in MODES.items():
-            yield (f"SAMPLE {n} {name}, prefetch in flight", reps,
-                   partial(inflight_rate, client, n, mode, reps, seconds))
+            yield (f"SAMPLE {n} {name}, {PROBE_DEPTH} sent ahead", reps,
+                   partial(inflight_rate, client, n, mode, reps, seconds, PROBE_DEPTH))
             for _ in range(reps):
                 yield f"SAMPLE {n} {name}, one at a time", 1, partial(client.sample, n, mode)
 
@@ -78,7 +79,7 @@ def _steps(client: ReplayClient, sizes: list[int], reps: int,
 def probe(client: ReplayClient, sizes: list[int], reps: int = PROBE_REPS,
           seconds: float = 4.0) -> ProbeResult:
     """SAMPLE n through `client` for every n in `sizes` (largest first) and mode: `reps`
-    with the prefetch in flight, then `reps` one at a time; stops at the first retry,
+    with PROBE_DEPTH sent ahead, then `reps` one at a time; stops at the first retry,
     missing reply or failed request."""
     start = client.stats()
     t0 = time.monotonic()

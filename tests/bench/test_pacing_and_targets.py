@@ -111,7 +111,7 @@ def test_probe_stops_at_the_first_lost_reply(server: HostServer) -> None:
     finally:
         c.close()
         proxy.close()
-    assert got["stopped_at"] == "SAMPLE 16 uniform, prefetch in flight"  # largest first
+    assert got["stopped_at"] == "SAMPLE 16 uniform, 3 sent ahead"  # largest size first
     assert got["requests"] == 3 and got["lost"] == 1 and got["retries"] == 1
     assert not got["failed"]
 
