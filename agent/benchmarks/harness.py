@@ -114,7 +114,8 @@ def medians(rounds: list[dict[str, Figures | str]]) -> dict[str, Figures]:
     return out
 
 
-COUNT_SUFFIXES = (".n", ".retries", ".lost")  # counts, not measurements: no ratios
+LOSS_SUFFIXES = (".retries", ".lost", ".late")
+COUNT_SUFFIXES = (".n", *LOSS_SUFFIXES)  # counts, not measurements: no ratios
 
 
 def _is_count(key: str) -> bool:
@@ -128,8 +129,8 @@ def ratios(numerator: Figures, denominator: Figures) -> Figures:
 
 
 def loss_totals(rounds: list[dict[str, Figures | str]]) -> dict[str, Figures]:
-    """Per job, the sum over rounds of every `.retries` and `.lost` figure: a median
-    would hide a round that lost replies."""
+    """Per job, the sum over rounds of every `.retries`, `.lost` and `.late` figure: a
+    median would hide a round that lost replies."""
     out: dict[str, Figures] = {}
     for r in rounds:
         for name, figs in r.items():
@@ -137,6 +138,6 @@ def loss_totals(rounds: list[dict[str, Figures | str]]) -> dict[str, Figures]:
                 continue
             totals = out.setdefault(name, {})
             for k, v in figs.items():
-                if k.endswith((".retries", ".lost")) and not k.startswith("client."):
+                if k.endswith(LOSS_SUFFIXES) and not k.startswith("client."):
                     totals[k] = totals.get(k, 0.0) + v
     return out

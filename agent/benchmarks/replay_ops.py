@@ -11,9 +11,10 @@ One call of `measure` is one backend's share of a round:
     sample.MODE.us_per_reply  least-squares slope of SAMPLE N p50 over N (µs per extra reply)
     update_rate        ACKed UPDATEs/s of slots just inserted, with the window in flight
 
-Every operation also gets `.retries` and `.lost` (the client's retries and replies
-missing at a deadline while it ran), and the round the client's totals under
-`client.*`, so loss is visible per operation.
+Every operation also gets `.retries`, `.lost` and `.late` (the client's retries,
+replies missing at a deadline, and replies that came after all and were dropped
+as surplus, while it ran), and the round the client's totals under `client.*`,
+so loss is visible per operation: lost minus late is about what never came.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
 BATCH_SIZES = (1, 8, 32, 128)
 CHUNK = 64  # insert_many / update calls per rate loop step
 INFLIGHT_DEPTH = Hyperparams().prefetch_depth  # SAMPLEs sent ahead, as the learner does
-LOSS_KEYS = {"retries": "retries", "lost": "lost_replies"}  # figure suffix -> client stat
+LOSS_KEYS = {"retries": "retries", "lost": "lost_replies",  # figure suffix -> client stat
+             "late": "dropped_replies"}
 CLIENT_KEYS = ("retries", "timeouts", "lost_replies", "partial_batches", "stale")
 
 
@@ -59,8 +61,8 @@ def _payload(rng: np.random.Generator) -> bytes:
 
 @contextmanager
 def loss_counted(client: ReplayClient, figs: Figures, key: str) -> Iterator[None]:
-    """Record the client's retries and lost replies within the block as `key`.retries
-    and `key`.lost."""
+    """Record the client's retries, lost and late replies within the block as
+    `key`.retries, `key`.lost and `key`.late."""
     before = client.stats()
     yield
     after = client.stats()

@@ -133,15 +133,16 @@ def _loss_markdown(tb: dict, batch_sizes: list[int]) -> list[str]:
     backends = [b for b in tb["backends"] if b in totals]
     if not backends:
         return []
-    lines = [f"Retries / lost replies per operation, totals over {len(tb['rounds'])} rounds "
-             "(target 0 / 0; a lost reply is one still missing at a deadline):", "",
+    lines = [f"Retries / lost / late replies per operation, totals over {len(tb['rounds'])} "
+             "rounds (target 0 / 0; lost: still missing at a deadline; late: of those, "
+             "replies that came after all, so lost minus late never came):", "",
              "| operation | " + " | ".join(BACKEND_NAMES[b] for b in backends) + " |",
              "|---" + "|---:" * len(backends) + "|"]
     for op, label in _loss_ops(batch_sizes):
         cells = []
         for b in backends:
-            r, lost = totals[b].get(f"{op}.retries"), totals[b].get(f"{op}.lost")
-            cells.append("–" if r is None else f"{r:.0f} / {lost:.0f}")
+            r, lost, late = (totals[b].get(f"{op}.{k}") for k in ("retries", "lost", "late"))
+            cells.append("–" if r is None else f"{r:.0f} / {lost:.0f} / {late:.0f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 

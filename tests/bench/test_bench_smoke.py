@@ -43,7 +43,7 @@ def op_keys(batch_sizes: tuple[int, ...]) -> set[str]:
             keys |= {f"sample.{mode}.{n}.{k}"
                      for k in ("p50_us", "p99_us", "exp_per_s", "inflight_exp_per_s")}
             ops += [f"sample.{mode}.{n}", f"sample.{mode}.{n}.inflight"]
-    return keys | {f"{op}.{k}" for op in ops for k in ("retries", "lost")}
+    return keys | {f"{op}.{k}" for op in ops for k in ("retries", "lost", "late")}
 
 
 def run(tmp_path: Path, *args: str) -> dict:

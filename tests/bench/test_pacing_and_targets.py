@@ -151,8 +151,10 @@ def test_loss_totals_sum_over_rounds_and_ratios_skip_counts() -> None:
               {"host": "ReplayTimeout: gone"},
               {"host": {"insert.retries": 0.0, "insert.lost": 0.0, "insert.p50_us": 7.0,
                         "client.retries": 0.0}},
-              {"host": {"insert.retries": 2.0, "insert.lost": 5.0, "insert.p50_us": 8.0}}]
-    assert loss_totals(rounds) == {"host": {"insert.retries": 3.0, "insert.lost": 6.0}}
+              {"host": {"insert.retries": 2.0, "insert.lost": 5.0, "insert.late": 4.0,
+                        "insert.p50_us": 8.0}}]
+    assert loss_totals(rounds) == {"host": {"insert.retries": 3.0, "insert.lost": 6.0,
+                                            "insert.late": 4.0}}
     a = {"insert.p50_us": 4.0, "insert.retries": 1.0, "insert.lost": 2.0, "client.retries": 1.0}
     assert ratios(a, {k: 2.0 for k in a}) == {"insert.p50_us": 2.0}
 
