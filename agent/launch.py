@@ -11,7 +11,8 @@ What it does, in order:
   2. starts the testbed (bmv2.testbed): a namespace and veth per host, the
      switch (bmv2 when installed or asked for, else the Python switch), and
      the controller's deploy of the config;
-  3. for --backend host, starts the host replay server in its namespace;
+  3. for --backend host, starts the host replay server in its namespace
+     (its replies paced as --host-pacing says; unpaced by default);
   4. runs `agent.train` in the learner's namespace; it spawns the actors, each
      moving into its own namespace, and the learner's weights reach them
      through the switch's broadcast group. Its output is relayed here;
@@ -37,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from agent.host_server import Pacing
 from agent.hparams import Hyperparams, apply_overrides
 from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_client import BACKENDS
@@ -98,7 +100,8 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
                    broadcast=replace(base.broadcast, members=members))
 
 
-def host_server(bed: Bed, table: int, run_dir: Path, seed: int) -> ServerProcess:
+def host_server(bed: Bed, table: int, run_dir: Path, seed: int,
+                pacing: Pacing | None = None) -> ServerProcess:
     """The baseline server in the replay_server namespace, with the switch's ACL."""
     cfg = bed.config
     host = next(h for h in cfg.hosts if h.role == "replay_server")
@@ -109,7 +112,8 @@ def host_server(bed: Bed, table: int, run_dir: Path, seed: int) -> ServerProcess
     config = TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
                          default_mode=t.mode_code)
     return ServerProcess(host.ip, [table], config, allow, run_dir / "logs" / "host-server.log",
-                         seed=seed, prefix=tuple(bed.exec_prefix(host.name))).start()
+                         seed=seed, prefix=tuple(bed.exec_prefix(host.name)),
+                         pacing=pacing or Pacing()).start()
 
 
 def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | None,
@@ -215,9 +219,9 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
         server = None
         try:
             if args.backend == "host":
-                server = host_server(bed, args.table, args.run_dir, args.seed)
+                server = host_server(bed, args.table, args.run_dir, args.seed, args.host_pacing)
                 replay = server.address
-                say(f"host replay server on {replay[0]}:{replay[1]}")
+                say(f"host replay server on {replay[0]}:{replay[1]}, {args.host_pacing}")
             else:
                 replay = (bed.config.vip, REPLAY_UDP_PORT)
             say(f"training {args.env} with {args.actors} actors, replay at "
@@ -248,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-env-steps", type=int, default=500_000)
     p.add_argument("--max-seconds", type=float, default=900.0)
     p.add_argument("--table", type=int, default=0, help="replay table to train on")
+    p.add_argument("--host-pacing", type=Pacing.parse, default=Pacing(), metavar="RATE[:BURST]",
+                   help="--backend host: pace the server's replies to RATE/s in bursts of at "
+                        "most BURST (agent.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--run-dir", type=Path, default=None,
                    help="default runs/<backend>-<switch>-s<seed>-<time>")

@@ -17,7 +17,12 @@ Loss handling (UDP is lossy; every call is bounded in time):
   round-trip time plus four times its variation, only requests answered at the
   first attempt timed), kept within [min_timeout, timeout]; retries back off
   from `timeout`. A switch that drops a reply now costs a few round trips
-  rather than the whole configured timeout.
+  rather than the whole configured timeout. With several requests in
+  flight, the later ones wait in the service's queue behind the earlier
+  ones, so (as TCP restarts its timer on an ACK, RFC 6298 5.3) a request's
+  first wait restarts when a request started before it is answered, and once
+  when one times out (so a dead service costs one extra first wait, not one
+  per request in flight).
 * INSERT/UPDATE with ACK are resent with the same request id, so a late ACK
   still matches and each request counts once. Delivery is at least once: an
   insert whose ACK (not the request) was lost is stored twice.
@@ -31,6 +36,9 @@ Loss handling (UDP is lossy; every call is bounded in time):
   out, a partial batch is returned if at least one reply arrived (counted in
   `partial_batches`), else `ReplayTimeout` is raised. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
+* `lost_replies` counts the replies still missing whenever a request's
+  deadline passes (then asked for again, or given up on): a lost ACK is 1, a
+  SAMPLE n with k replies in is n - k, at every deadline it misses.
 
 A client is not thread-safe: use one per thread.
 """
@@ -58,7 +66,8 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("switch", "host", "inprocess")
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
-             "retries", "timeouts", "refused", "dropped_replies", "malformed_replies")
+             "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
+             "malformed_replies")
 
 
 class ReplayError(RuntimeError):
@@ -223,6 +232,8 @@ class PendingRequest:
     sent: float
     first_timeout: float
     deadline: float
+    order: int = 0  # the client's count of requests started before this one
+    restarted: bool = False  # first wait restarted by an earlier request's timeout
     attempt: int = 0
     ids: list[int] = field(default_factory=list)
     replies: dict[tuple[int, int], Message] = field(default_factory=dict)
@@ -248,6 +259,7 @@ class ReplayClient:
         self._counts: Counter[str] = Counter()
         self._warned: set[tuple[int, int]] = set()
         self._rtt: dict[tuple[int, int], RttEstimator] = {}
+        self._started = 0
 
     # --- public API -------------------------------------------------------------
 
@@ -352,7 +364,8 @@ class ReplayClient:
         first = self.first_timeout(op, want)
         now = time.monotonic()
         pending = PendingRequest(op=op, message=msg, want=want, sent=now, first_timeout=first,
-                                 deadline=now + first)
+                                 deadline=now + first, order=self._started)
+        self._started += 1
         self._register(pending, msg)
         return pending
 
@@ -363,13 +376,26 @@ class ReplayClient:
         self.transport.send(msg)
 
     def _finish(self, pending: PendingRequest) -> None:
+        now = time.monotonic()
         if pending.attempt == 0 and pending.replies:  # Karn: time unretried requests only
             est = self._rtt.setdefault((pending.op, pending.want), RttEstimator())
-            est.observe(time.monotonic() - pending.sent)
+            est.observe(now - pending.sent)
         pending.done = True
         self._active.discard(pending)
         for rid in pending.ids:
             self._by_id.pop(rid, None)
+        if pending.replies:
+            self._restart_timers(pending, now, timed_out=False)
+
+    def _restart_timers(self, ahead: PendingRequest, now: float, timed_out: bool) -> None:
+        """Requests started after `ahead` and still on their first wait were queued
+        behind it: now that it is answered (or timed out, once), their first wait
+        runs from now."""
+        for p in self._active:
+            if p.attempt > 0 or p.order <= ahead.order or (timed_out and p.restarted):
+                continue
+            p.restarted = p.restarted or timed_out
+            p.deadline = max(p.deadline, now + p.first_timeout)
 
     def _run_acked(self, op: int, msgs: list[Message]) -> list[PendingRequest]:
         """Send with at most `window` requests outstanding; wait for all to finish."""
@@ -409,7 +435,13 @@ class ReplayClient:
             self._dispatch(msg)
 
     def _expire(self, now: float) -> None:
-        for pending in [p for p in self._active if p.deadline <= now]:
+        expired = sorted((p for p in self._active if p.deadline <= now), key=lambda p: p.order)
+        for pending in expired:
+            if pending.deadline > now:  # restarted by an earlier one in this loop
+                continue
+            self._counts["lost_replies"] += pending.want - len(pending.replies)
+            if pending.attempt == 0:
+                self._restart_timers(pending, now, timed_out=True)
             if pending.attempt >= self.policy.retries:
                 self._counts["timeouts"] += 1
                 self._finish(pending)
