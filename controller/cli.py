@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
 
 from agent.protocol import Op
+from bmv2.artifacts import DEFAULT as ARTIFACTS
 from controller import config as config_mod
 from controller import snapshot
 from controller.config import OPS, AclRule, Config, ConfigError, ReplayTable
@@ -276,6 +278,29 @@ def cmd_reset(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def shell_command(ctx: Context, push: bool) -> list[str]:
+    """The p4runtime-shell command line for the config's switch and this election id."""
+    eid = ctx.session.election_id
+    cmd = [sys.executable, "-m", "p4runtime_sh", "--grpc-addr", ctx.cfg.switch.address,
+           "--device-id", str(ctx.cfg.switch.device_id),
+           "--election-id", f"{eid >> 64},{eid & ((1 << 64) - 1)}"]
+    if push:
+        cmd += ["--config", f"{ARTIFACTS.p4info},{ARTIFACTS.bmv2_json}"]
+    return cmd
+
+
+def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
+    """Replace this process with p4runtime-shell on the configured switch."""
+    ctx.session.open_channel()  # no arbitration: the shell arbitrates with our election id
+    if not args.push and ctx.session.get_pipeline() is None:
+        raise NoPipeline(f"{ctx.cfg.switch.address} runs no pipeline: run `replayctl deploy` "
+                         "first, or `replayctl shell --push`")
+    ctx.session.close()
+    cmd = shell_command(ctx, args.push)
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="replayctl", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -330,6 +355,14 @@ def build_parser() -> argparse.ArgumentParser:
         c.add_argument("file")
         c.add_argument("--table", type=int, action="append", help="only this table")
         c.set_defaults(func=func)
+    sh = sub.add_parser("shell", help="open p4runtime-shell on the switch",
+                        description="Open p4runtime-shell connected to the config's switch "
+                        "(address, device id, this election id). Its objects work as usual: "
+                        "TableEntry, CounterEntry, MulticastGroupEntry, packet_out, packet_in.")
+    sh.add_argument("--push", action="store_true",
+                    help="first push the project's pipeline (p4src/build); this clears every "
+                         "entry: `replayctl deploy` installs the config again")
+    sh.set_defaults(func=cmd_shell)
     r = sub.add_parser("reset", help="clear tables (all configured, or --table)")
     r.add_argument("--table", type=int, action="append")
     r.set_defaults(func=cmd_reset)
