@@ -27,17 +27,22 @@ def doc_parts(doc: str | None) -> tuple[str, str]:
     return " ".join(paragraphs[0].split()), paragraphs[1] if len(paragraphs) > 1 else ""
 
 
-def int_range(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: an integer in low..high."""
+def int_range(low: int, high: int, high_text: str | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in low..high (high written as high_text)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be {low}..{high} (got {value})")
+            raise argparse.ArgumentTypeError(f"must be {low}..{high_text or high} (got {value})")
         return value
     return parse
+
+
+def join_host_port(host: str, port: int) -> str:
+    """HOST:PORT, with an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def positive_float(text: str) -> float:
@@ -52,8 +57,9 @@ def positive_float(text: str) -> float:
 
 
 def host_port(default_port: int | None = None) -> Callable[[str], tuple[str, int]]:
-    """An argparse type: HOST:PORT (the port may be left out when there is a
-    default), with a port in 1..65535 and a host name that resolves."""
+    """An argparse type: HOST:PORT or [IPv6]:PORT (the port may be left out when
+    there is a default) as (host, port), with a port in 1..65535 and a host name
+    that resolves."""
     def parse(text: str) -> tuple[str, int]:
         host, sep, port = text.rpartition(":")
         if not sep:
@@ -62,6 +68,7 @@ def host_port(default_port: int | None = None) -> Callable[[str], tuple[str, int
             if default_port is None:
                 raise argparse.ArgumentTypeError(f"'{text}' has no port: expected HOST:PORT")
             port = str(default_port)
+        host = host.removeprefix("[").removesuffix("]")  # [IPv6]:PORT
         if not host:
             raise argparse.ArgumentTypeError(f"'{text}' has no host: expected HOST:PORT")
         if not port.isdigit() or not 1 <= int(port) <= 65535:
