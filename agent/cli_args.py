@@ -21,10 +21,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def doc_parts(doc: str | None) -> tuple[str, str]:
-    """A module docstring as (description, epilog): its first paragraph on one
-    line, and everything after it as written."""
+    """A module docstring as (description, epilog) for RawDescriptionHelpFormatter:
+    its whole first paragraph, and everything after it, as written."""
     paragraphs = (doc or "").strip().split("\n\n", 1)
-    return " ".join(paragraphs[0].split()), paragraphs[1] if len(paragraphs) > 1 else ""
+    return paragraphs[0], paragraphs[1] if len(paragraphs) > 1 else ""
 
 
 def int_range(low: int, high: int, high_text: str | None = None) -> Callable[[str], int]:

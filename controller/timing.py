@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent import protocol
+from agent.cli_args import ArgumentParser, doc_parts
 from bmv2.launch import SWITCH_KINDS, SwitchProcess, SwitchStartError, resolve_kind
 from controller import config as cfgmod
 from controller import snapshot
@@ -76,9 +77,9 @@ def one_round(kind: str, pings: int, log_dir: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[2:]))
+    description, epilog = doc_parts(__doc__)
+    p = ArgumentParser(description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="python")
     p.add_argument("--rounds", type=int, default=3, choices=range(1, 21), metavar="1..20")
     p.add_argument("--pings", type=int, default=300, choices=range(10, 10_001),
