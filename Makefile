@@ -21,7 +21,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup p4 test lint run bench mininet clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
@@ -30,6 +30,10 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
 	@touch $@
+
+# IPython settings for p4runtime-shell (replayctl shell); see the file's docstring.
+$(VENV)/etc/ipython/ipython_config.py: controller/ipython_config.py $(VENV)/.installed
+	install -D -m 644 $< $@
 
 p4: setup
 	$(BIN)/python -m bmv2.artifacts build

@@ -20,8 +20,11 @@ What it does, in order:
      tears everything down, also on error, Ctrl-C or SIGTERM, and prints the
      training's SUMMARY line with the switch kind added.
 --backend inprocess skips the network and runs agent.train with in-process
-replay (no root needed). Exit code: 0 solved, 1 not solved within the budget,
-2 bad usage or environment, 130 interrupted.
+replay (no root needed). Every option, the environment and the config are
+checked before anything starts. Exit code: 0 solved, 1 not solved within the
+budget, 2 bad usage or environment (one line on stderr), 130 interrupted.
+Through make, any of these but 0 becomes make's own 2; make's last line
+(`make: *** [Makefile:NN: run] Error 1`) names the code.
 """
 
 from __future__ import annotations
@@ -38,9 +41,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
 from agent.host_server import Pacing
-from agent.hparams import Hyperparams, apply_overrides
-from agent.protocol import REPLAY_UDP_PORT
+from agent.hparams import Hyperparams, apply_overrides, check_env
+from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
 from agent.replay_client import BACKENDS
 from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
@@ -56,6 +60,7 @@ from controller.stats import read_stats
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
+MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
@@ -79,9 +84,12 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
                                                                    "replay_server")}
     if not roles["learner"]:
         raise LaunchError(f"{base.source}: no host with role learner")
-    if actors < 1 or actors > len(roles["actor"]):
-        raise LaunchError(f"{base.source}: --actors {actors} but the config has "
-                          f"{len(roles['actor'])} actor hosts")
+    n = len(roles["actor"])
+    if not n:
+        raise LaunchError(f"{base.source}: no host with role actor")
+    if not 1 <= actors <= n:
+        raise LaunchError(f"--actors {actors}: must be 1..{n} ({base.source} has {n} actor "
+                          f"host{'s' if n > 1 else ''})")
     if backend == "host" and not roles["replay_server"]:
         raise LaunchError(f"{base.source}: --backend host needs a host with role replay_server")
     hosts = [roles["learner"][0], *roles["actor"][:actors]]
@@ -191,25 +199,46 @@ def namespace_testbed(cfg: Config, kind: str, log_dir: Path) -> Testbed:
     return Testbed(cfg, kind, log_dir=log_dir)
 
 
+def check_training(args: argparse.Namespace) -> Hyperparams:
+    """The options every backend shares: hyperparameters and the environment."""
+    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+    check_env(hp.env_id)
+    return hp
+
+
+def name_run_dir(args: argparse.Namespace, kind: str | None) -> Path:
+    """args.run_dir, by default runs/<backend>[-<switch>]-s<seed>-<time> (the switch resolved)."""
+    if args.run_dir is None:
+        parts = [args.backend, *([kind] if kind else []), f"s{args.seed}", str(int(time.time()))]
+        args.run_dir = REPO / "runs" / "-".join(parts)
+    return args.run_dir
+
+
 def run_config(args: argparse.Namespace) -> tuple[Config, str]:
-    """The config of this run and the switch kind, after checking the machine can host it."""
+    """The config of this run and the switch kind, after checking every option and
+    that the machine can host it; names the run dir (it is not created yet)."""
+    hp = check_training(args)
     ok, why = have_netns()
     if not ok:
         raise LaunchError(f"the testbed cannot run here: {why} "
                           "(BACKEND=inprocess trains without it)")
-    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
     kind = resolve_kind(args.switch)
-    return training_config(cfgmod.load(args.config), hp, args.table, args.actors,
-                           args.backend), kind
+    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    name_run_dir(args, kind)
+    return cfg, kind
 
 
 def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> int:
-    """Set up, train, tear down; the trainer's exit code."""
-    args.run_dir.mkdir(parents=True, exist_ok=True)
+    """Check, set up, train, tear down; the trainer's exit code."""
     if args.backend == "inprocess":
+        check_training(args)
+        if not 1 <= args.actors <= MAX_INPROCESS_ACTORS:
+            raise LaunchError(f"--actors {args.actors}: must be 1..{MAX_INPROCESS_ACTORS}")
+        name_run_dir(args, None).mkdir(parents=True, exist_ok=True)
         say(f"in-process replay, {args.actors} actors, no network; run dir {args.run_dir}")
         return relay(trainer_command(args, None, None, None), "switch=none")
     cfg, kind = run_config(args)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
     say(f"testbed: {len(cfg.hosts)} hosts, {kind} switch, config {args.config}")
     started = time.monotonic()
     with make_bed(cfg, kind, args.run_dir / "logs") as bed:
@@ -236,22 +265,26 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
     return code
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The launcher's options (bmv2.mininet_topo adds its own to these)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[2:]))
+def build_parser(doc: str | None = __doc__,
+                 prog: str = "python -m agent.launch") -> argparse.ArgumentParser:
+    """The launcher's options (bmv2.mininet_topo adds its own, its `doc` and `prog`)."""
+    description, epilog = doc_parts(doc)
+    p = ArgumentParser(prog=prog, description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=BACKENDS, default="switch",
                    help="switch: in-network replay; host: the host replay server behind the "
                         "switch; inprocess: no network")
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")
-    p.add_argument("--actors", type=int, default=2)
-    p.add_argument("--env", default="CartPole-v1")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--max-env-steps", type=int, default=500_000)
-    p.add_argument("--max-seconds", type=float, default=900.0)
-    p.add_argument("--table", type=int, default=0, help="replay table to train on")
+    p.add_argument("--actors", type=int, default=2,
+                   help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})")
+    p.add_argument("--env", default="CartPole-v1",
+                   help="a gymnasium environment with discrete actions")
+    p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1)
+    p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=500_000)
+    p.add_argument("--max-seconds", type=positive_float, default=900.0)
+    p.add_argument("--table", type=int_range(0, NUM_TABLES - 1), default=0,
+                   help="replay table to train on")
     p.add_argument("--host-pacing", type=Pacing.parse, default=Pacing(), metavar="RATE[:BURST]",
                    help="--backend host: pace the server's replies to RATE/s in bursts of at "
                         "most BURST (agent.host_server --rate/--burst); default off")
@@ -265,11 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None = None,
                parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
-    args = (parser or build_parser()).parse_args(argv)
-    if args.run_dir is None:
-        name = f"{args.backend}-{args.switch}-s{args.seed}-{int(time.time())}"
-        args.run_dir = REPO / "runs" / name
-    return args
+    return (parser or build_parser()).parse_args(argv)
 
 
 def guarded(runner: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

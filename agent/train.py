@@ -39,7 +39,7 @@ import numpy as np
 from agent.actor import Actor, ActorReport
 from agent.dqn import set_torch_threads
 from agent.evaluate import evaluate
-from agent.hparams import Hyperparams, apply_overrides
+from agent.hparams import Hyperparams, apply_overrides, check_env
 from agent.learner import Learner
 from agent.metrics import MetricsLog
 from agent.protocol import REPLAY_UDP_PORT, Mode
@@ -121,6 +121,7 @@ class Run:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+        check_env(self.hp.env_id)
         self.run_dir: Path = args.run_dir
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.actor_mode = args.actor_mode or ("thread" if args.backend == "inprocess"
@@ -263,7 +264,7 @@ class Run:
         self._save(learner, wall)
         metrics.row(wall_s=wall, learner_steps=learner.steps, env_steps=self.env_steps,
                     episodes=self.episodes, train_return=self._train_return(),
-                    eval_return=eval_mean)
+                    eval_return=eval_mean, eval_episodes=hp.eval_episodes)
         metrics.close()
         summary = {"solved": solved, "backend": args.backend, "actors": args.actors,
                    "env": hp.env_id, "seed": args.seed, "learner_steps": learner.steps,
@@ -283,6 +284,7 @@ class Run:
         """Learner steps with evaluation, metrics and checkpoints; (solved, eval mean)."""
         args, hp = self.args, self.hp
         solved, eval_mean = False, float("nan")
+        shown: tuple[float, int] | None = None      # an evaluation not yet in a row
         last = (time.monotonic(), 0, self.inserts)  # time, samples, inserts at the last row
         losses: list[float] = []
         learner.broadcast()
@@ -298,21 +300,25 @@ class Run:
                 time.sleep(0.005)
                 continue
             losses.append(info.loss)
-            row_eval = float("nan")
             if info.step % hp.eval_every == 0:
+                # Evaluation gives up once the mean cannot reach solve_return; the
+                # row shows the mean of the episodes it ran, and how many.
                 result = evaluate(learner.q, hp.env_id, hp.eval_episodes,
                                   give_up_below=hp.solve_return, max_return=self.max_return)
+                shown = (result.mean, len(result.returns))
                 if result.complete:
-                    row_eval = eval_mean = result.mean
+                    eval_mean = result.mean
                     solved = result.mean >= hp.solve_return
-            if info.step % hp.log_every == 0 or solved:
+            if info.step % hp.log_every == 0 or solved or shown:
                 now, samples = time.monotonic(), client.stats()["samples"]
                 metrics.row(wall_s=wall, learner_steps=info.step, env_steps=self.env_steps,
                             episodes=self.episodes, train_return=self._train_return(),
-                            eval_return=row_eval, loss=float(np.mean(losses)),
+                            eval_return=shown[0] if shown else float("nan"),
+                            eval_episodes=shown[1] if shown else float("nan"),
+                            loss=float(np.mean(losses)),
                             samples_per_s=(samples - last[1]) / (now - last[0]),
                             inserts_per_s=(self.inserts - last[2]) / (now - last[0]))
-                last, losses = (now, samples, self.inserts), []
+                last, losses, shown = (now, samples, self.inserts), [], None
             if info.step % hp.checkpoint_every == 0:
                 self._save(learner, wall)
             if solved:
@@ -377,7 +383,12 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        summary = Run(parse_args(argv)).run()
+        run = Run(parse_args(argv))
+    except ValueError as exc:  # a bad --env or --set: before anything started
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    try:
+        summary = run.run()
     except KeyboardInterrupt:
         print("interrupted: actors stopped", flush=True)
         sys.exit(130)

@@ -120,34 +120,38 @@ class _Node:
         name = f"{self.path}.{key}" if self.path else key
         return ConfigError(f"{self.where(node)}: {name}: {message}")
 
-    def mapping(self) -> dict[str, tuple[yaml.Node, Any]]:
+    def mapping(self) -> dict[str, tuple[yaml.Node, yaml.Node, Any]]:
+        """{key: (key node, value node, value)}."""
         if not isinstance(self.node, yaml.MappingNode):
             raise ConfigError(f"{self.where()}: {self.path or 'config'}: expected a mapping")
         out = {}
         for key_node, value_node in self.node.value:
-            out[key_node.value] = (value_node, yaml.safe_load(yaml.serialize(value_node)))
+            out[key_node.value] = (key_node, value_node,
+                                   yaml.safe_load(yaml.serialize(value_node)))
         return out
 
 
 def _fields(node: _Node, allowed: dict[str, type], required: tuple[str, ...]) -> dict[str, Any]:
+    """{key: (value node, value)}, each key allowed and of its type; errors name the
+    key's line (a block value starts on the line after it)."""
     items = node.mapping()
-    for key, (value_node, _) in items.items():
+    for key, (key_node, _, _) in items.items():
         if key not in allowed:
-            raise node.fail(key, f"unknown field (allowed: {', '.join(allowed)})", value_node)
+            raise node.fail(key, f"unknown field (allowed: {', '.join(allowed)})", key_node)
     for key in required:
         if key not in items:
             raise ConfigError(f"{node.where()}: {node.path or 'config'}: missing field '{key}'")
     out = {}
-    for key, (value_node, value) in items.items():
+    for key, (key_node, value_node, value) in items.items():
         kind = allowed[key]
         if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise node.fail(key, f"expected an integer, got {value!r}", value_node)
+            raise node.fail(key, f"expected an integer, got {value!r}", key_node)
         if kind is bool and not isinstance(value, bool):
-            raise node.fail(key, f"expected true or false, got {value!r}", value_node)
+            raise node.fail(key, f"expected true or false, got {value!r}", key_node)
         if kind is str and not isinstance(value, str):
-            raise node.fail(key, f"expected a string, got {value!r}", value_node)
+            raise node.fail(key, f"expected a string, got {value!r}", key_node)
         if kind is list and not isinstance(value, list):
-            raise node.fail(key, f"expected a list, got {value!r}", value_node)
+            raise node.fail(key, f"expected a list, got {value!r}", key_node)
         out[key] = (value_node, value)
     return out
 

@@ -92,8 +92,9 @@ class P4RuntimeSession:
 
     # --- connection -------------------------------------------------------
 
-    def connect(self) -> P4RuntimeSession:
-        """Open the channel and the stream, and run arbitration."""
+    def open_channel(self) -> None:
+        """Open the gRPC channel only: enough for reads and GetForwardingPipelineConfig,
+        with no stream and no arbitration."""
         self._channel = grpc.insecure_channel(self.address)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
@@ -103,6 +104,10 @@ class P4RuntimeSession:
                 f"no P4Runtime server at {self.address} (waited {self.timeout:.0f} s)"
             ) from None
         self._stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
+
+    def connect(self) -> P4RuntimeSession:
+        """Open the channel and the stream, and run arbitration."""
+        self.open_channel()
         self._stream_thread = threading.Thread(target=self._run_stream, daemon=True,
                                                name=f"p4rt-stream-{self.address}")
         self._stream_thread.start()

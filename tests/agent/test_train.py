@@ -26,6 +26,10 @@ def test_inprocess_run_writes_metrics_checkpoint_and_summary(tmp_path: Path,
     assert summary["client"]["samples"] == 32 * summary["learner_steps"]
     rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert len(rows) >= 2 and all(float(r["loss"]) >= 0 for r in rows if r["loss"])
+    # every evaluation shows in its row while training, even one that gave up early
+    during = [r for r in rows[:-1] if int(r["learner_steps"]) % 100 == 0 and r["loss"]]
+    assert during and all(r["eval_return"] and 1 <= int(r["eval_episodes"]) <= 2
+                          for r in during)
     assert (tmp_path / "checkpoint.pt").exists()
     assert json.loads((tmp_path / "summary.json").read_text())["backend"] == "inprocess"
     out = capsys.readouterr().out
