@@ -37,7 +37,7 @@ from controller.p4runtime_session import (
     P4RuntimeSession,
     SwitchUnreachable,
 )
-from controller.stats import OTHER_TABLE, read_stats
+from controller.stats import OTHER_TABLE, GuardDrops, read_guard_drops, read_stats
 
 EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_NO_PIPELINE, EXIT_NOT_PRIMARY = 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130
@@ -164,12 +164,27 @@ def _stats_rows(ctx: Context, tables: list[int]) -> tuple[list[list[object]], di
             continue
         refused = ", ".join(f"{k}={v}" for k, v in sorted(s.refused.items())) or "-"
         rows.append(["other" if t == OTHER_TABLE else t, *(s.ok.get(op, 0) for op in STAT_OPS),
-                     "-" if s.size is None else s.size,
+                     s.sampled, "-" if s.size is None else s.size,
                      "-" if s.total_priority is None else f"{s.total_priority:.2f}", refused])
     return rows, {t: s.as_dict() for t, s in stats.items()}
 
 
-STATS_HEADERS = ["table", "inserts", "samples", "updates", "size", "total_priority", "refused"]
+STATS_HEADERS = ["table", "inserts", "samples", "updates", "sampled", "size", "total_priority",
+                 "refused"]
+
+
+def _guard_lines(ctx: Context, drops: GuardDrops) -> str:
+    """What the source and broadcast guards dropped, by port and host ('' if nothing)."""
+    names = {h.port: h.name for h in ctx.cfg.hosts}
+
+    def per_port(counts: dict[int, int]) -> str:
+        return ", ".join(f"port {p} ({names.get(p, '?')}) {n}" for p, n in sorted(counts.items()))
+    lines = []
+    if drops.forged:
+        lines.append(f"forged sources dropped: {per_port(drops.forged)}")
+    if drops.broadcasts:
+        lines.append(f"broadcasts refused: {per_port(drops.broadcasts)}")
+    return "\n".join(lines)
 
 
 def cmd_stats(ctx: Context, args: argparse.Namespace) -> int:
@@ -177,7 +192,14 @@ def cmd_stats(ctx: Context, args: argparse.Namespace) -> int:
     tables = ctx.table_ids(args.table)
     if not args.watch:
         rows, raw = _stats_rows(ctx, tables)
-        print(json.dumps(raw, indent=1) if args.json else format_table(STATS_HEADERS, rows))
+        drops = read_guard_drops(ctx.session)
+        if args.json:
+            print(json.dumps({**raw, "guard": drops.as_dict()}, indent=1))
+        else:
+            print(format_table(STATS_HEADERS, rows))
+            guard = _guard_lines(ctx, drops)
+            if guard:
+                print(guard)
         return 0
     return watch_stats(ctx, tables, args)
 

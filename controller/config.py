@@ -73,6 +73,7 @@ class Broadcast:
     address: str
     group: int = 1
     members: tuple[str, ...] = ()
+    senders: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,18 +294,22 @@ def parse(text: str, source: str = "<config>") -> Config:
     broadcast = None
     if "broadcast" in f:
         bn = _Node(f["broadcast"][0], source, "broadcast")
-        bf = _fields(bn, {"address": str, "group": int, "members": list}, ("address",))
+        bf = _fields(bn, {"address": str, "group": int, "members": list, "senders": list},
+                     ("address",))
         address = _ipv4(bn, "address", *bf["address"])
         members = tuple(bf["members"][1]) if "members" in bf else tuple(
             h.name for h in hosts if h.role == "actor")
-        for m in members:
-            _check(m in names, bn, "members", f"no host named '{m}'",
-                   bf.get("members", bf["address"])[0])
+        senders = tuple(bf["senders"][1]) if "senders" in bf else tuple(
+            h.name for h in hosts if h.role == "learner")
+        for key, listed in (("members", members), ("senders", senders)):
+            for m in listed:
+                _check(m in names, bn, key, f"no host named '{m}'",
+                       bf.get(key, bf["address"])[0])
         group = bf["group"][1] if "group" in bf else 1
         _check(1 <= group < RESET_GROUP, bn, "group",
                f"must be 1..{RESET_GROUP - 1} (group {RESET_GROUP} and up replicate replay "
                "requests)", bf.get("group", bf["address"])[0])
-        broadcast = Broadcast(address, group, members)
+        broadcast = Broadcast(address, group, members, senders)
 
     return Config(switch, vip, vip_mac, tuple(hosts), tuple(tables), tuple(acl), broadcast, source)
 

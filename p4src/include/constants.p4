@@ -24,6 +24,7 @@
 
 /* --- ports and replication ----------------------------------------------- */
 const bit<9>  CPU_PORT = 255;               /* simple_switch_grpc --cpu-port 255 */
+#define MAX_PORTS 512                       /* per-port counters: bit<9> port numbers */
 const bit<16> REPLAY_UDP_PORT = 45000;
 
 /* SAMPLE n from port p is multicast to group sample_replication[p] + n, whose

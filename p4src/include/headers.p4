@@ -120,6 +120,7 @@ struct metadata_t {
     @field_list(FL_RECIRC) bit<32> reset_base;  /* RESET: first slot of this round */
 
     /* ingress -> egress */
+    bit<1>  dropped;         /* SourceGuard refused the packet */
     bit<1>  is_request;      /* a replay request addressed to the VIP */
     bit<8>  status;          /* admission's verdict; egress may refine it */
     bit<8>  mode;            /* SAMPLE: resolved sampling mode */

@@ -74,7 +74,7 @@ def test_a_bad_config_file_is_refused_with_its_line(tmp_path: Path) -> None:
     bad.write_text(DEFAULT_CONFIG.read_text().replace("vip: 198.18.0.100", "vip: 198.18.0"))
     proc = _launch("--config", str(bad), "--run-dir", str(tmp_path / "run"), timeout=60)
     assert proc.returncode == 2
-    assert "bad.yaml:10: replay.vip:" in proc.stderr  # file, line and field
+    assert "bad.yaml:8: replay.vip:" in proc.stderr  # file, line and field
 
 
 def test_default_run_dir_names_backend_the_resolved_switch_and_seed() -> None:

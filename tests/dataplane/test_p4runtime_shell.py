@@ -58,7 +58,7 @@ frame = udp_frame.build(udp_frame.UdpFrame(
 
 packet_out(payload=frame).send()
 print("PACKET_IN", [m.packet.payload.hex() for m in packet_in.sniff(timeout=3)])
-counters = CounterEntry("ReplayIngress.replay.replay_requests").read()
+counters = CounterEntry("ReplayEgress.replay.replay_requests").read()
 print("COUNTERS", [(c.index, c.packet_count) for c in counters if c.packet_count])
 '''
 

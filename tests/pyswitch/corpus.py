@@ -276,6 +276,13 @@ def replay() -> Corpus:
     vip, mac = 0xC612FFFE, 0x0200000000FE
     c = Corpus("replay", [
         _add(r + "replay_vip", [["exact", vip]], r + "replay_vip_hit", []),
+        *(_add(r + "source.source_guard", [["exact", port], ["exact", src_mac], ["exact", src]],
+               r + "source.bound", [])
+          for port, src_mac, src in ((1, 0x020000000001, 0xC6120001),
+                                     (1, 0x020000000001, 0xC6120009),
+                                     (1, 0x020000000002, 0xC6120001),
+                                     (3, 0x020000000002, 0xC6120001))),
+        _add(r + "ipv4.broadcast_senders", [["exact", 1]], r + "ipv4.may_broadcast", []),
         _add(r + "arp.arp_responder", [["exact", vip]], r + "arp.answer", [mac]),
         _add(r + "replay.replay_table_config", [["exact", 0]], r + "replay.configure",
              [1, 4096, 1, 32, 1]),
@@ -309,6 +316,9 @@ def replay() -> Corpus:
         Case("ipv4_forward", 1, _udp("198.18.1.2")),
         Case("ipv4_miss", 1, _udp("198.19.1.2")),
         Case("broadcast", 1, _udp("198.18.254.255")),
+        Case("broadcast_not_a_sender", 3, _udp("198.18.254.255")),
+        Case("forged_source", 1, _replay_request(1, 0x02, src="198.18.0.7", payload=payload)),
+        Case("forged_port", 2, _udp("198.18.1.2")),
         Case("insert_ack", 1, _replay_request(1, 0x02 | 0x04, payload=payload)),
         Case("insert_noack", 1, _replay_request(1, 0x04, payload=payload)),
         Case("insert_denied", 1, _replay_request(1, 0x02, src="198.18.0.9", payload=payload)),
