@@ -38,9 +38,14 @@ def find_bmv2() -> Path | None:
 
 @functools.cache
 def bmv2_has_thrift(binary: Path) -> bool:
-    """Whether this simple_switch_grpc was built with its Thrift runtime server."""
-    out = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30)
-    return "--thrift-port" in out.stdout + out.stderr
+    """Whether this simple_switch_grpc runs bmv2's Thrift runtime server. Its
+    --help lists --thrift-port either way (the option belongs to bmv2's core);
+    only a build configured --with-thrift links the Thrift runtime."""
+    try:
+        out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "libthrift" in out.stdout
 
 
 def bmv2_cli(thrift_port: int, script: str, netns: str | None = None,
