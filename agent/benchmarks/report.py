@@ -128,7 +128,7 @@ def _loss_ops(batch_sizes: list[int]) -> list[tuple[str, str]]:
 
 
 def _loss_markdown(tb: dict, batch_sizes: list[int]) -> list[str]:
-    """Retries / lost replies per operation and backend, totals over the rounds."""
+    """Retries / lost / late replies per operation and backend, totals over the rounds."""
     totals = tb.get("loss_totals", {})
     backends = [b for b in tb["backends"] if b in totals]
     if not backends:
