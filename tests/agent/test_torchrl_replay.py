@@ -1,7 +1,10 @@
-"""The TorchRL replay buffer over the replay protocol (in-process backend here;
-tests/agent/test_torchrl_example.py trains through the Python switch)."""
+"""The TorchRL replay buffer over the replay protocol (in-process and host server
+backends here; tests/agent/test_torchrl_example.py trains through the Python switch)."""
 
 from __future__ import annotations
+
+import socket
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +16,7 @@ from torchrl.objectives import DQNLoss
 from agent.protocol import PAYLOAD_WORDS
 from agent.replay_client import ReplayRefused
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.server_process import ServerProcess
 from agent.torchrl_replay import InNetworkReplayBuffer, PayloadLayout
 
 KEYS = ["observation", "action", ("next", "observation"), ("next", "reward"),
@@ -152,3 +156,27 @@ def test_bad_arguments_are_explained() -> None:
         rb.sample()
     with pytest.raises(ValueError, match="3 rows but 2 priorities"):
         rb.update_priority(torch.zeros(3, 2, dtype=torch.long), torch.ones(2))
+
+
+def test_the_host_replay_server_backend(tmp_path: Path) -> None:
+    """The same buffer over UDP to the baseline server (the switch: test_torchrl_example)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ServerProcess("127.0.0.1", [0], TableConfig(capacity=64, min_size=4),
+                           ["127.0.0.1"], tmp_path / "server.log", port=port, seed=1).start()
+    try:
+        with InNetworkReplayBuffer.connect("host", address=f"127.0.0.1:{port}",
+                                           bind=("127.0.0.1", 0), batch_size=6,
+                                           layout=PayloadLayout.of(rows(1), KEYS)) as rb:
+            data = rows(10)
+            assert rb.extend(data)[:, 0].tolist() == list(range(10))
+            batch = rb.sample()
+            assert len(rb) == 10 and batch["priority_weight"].shape == (6,)
+            slot = int(batch["index"][0, 0])
+            assert torch.equal(batch["observation"][0], data["observation"][slot])
+            batch["td_error"] = torch.ones(6, 1)
+            rb.update_tensordict_priority(batch)
+            assert rb.client.stats()["updates"] == 6
+    finally:
+        server.stop()

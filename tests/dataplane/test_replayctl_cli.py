@@ -101,11 +101,11 @@ def test_watch_redraws_in_place_and_ctrl_c_ends_it(cfg: Path) -> None:
 
 
 def test_watch_into_a_pipe_appends_tables_and_json_lines(cfg: Path) -> None:
-    proc = ctl(cfg, "stats", "--watch", "0.2", "--duration", "0.5", "--table", "0")
+    proc = ctl(cfg, "stats", "--watch", "0.1", "--duration", "3", "--table", "0")
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert out.count("Ctrl-C stops") >= 2 and "\x1b[" not in out
-    proc = ctl(cfg, "stats", "--watch", "0.2", "--duration", "0.5", "--json", "--table", "0")
+    proc = ctl(cfg, "stats", "--watch", "0.1", "--duration", "3", "--json", "--table", "0")
     out, err = proc.communicate(timeout=30)
     lines = out.splitlines()
     assert proc.returncode == 0 and len(lines) >= 2, err
