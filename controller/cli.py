@@ -227,6 +227,7 @@ def watch_stats(ctx: Context, tables: list[int], args: argparse.Namespace) -> in
                 return 0
             time.sleep(args.watch)
     except KeyboardInterrupt:
+        print()  # the shell's prompt on a line of its own, after the terminal's ^C
         return 0
 
 

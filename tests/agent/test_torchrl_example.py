@@ -1,5 +1,6 @@
-"""The TorchRL example trains through the Python switch: a learner host in its
-namespace inserts, samples and updates priorities in the switch's table."""
+"""The TorchRL example trains through the switch (the Python switch, and bmv2
+where installed): a learner host in its namespace inserts, samples and updates
+priorities in the switch's table."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from agent.launch import DEFAULT_CONFIG
 from agent.protocol import REPLAY_UDP_PORT
+from bmv2.launch import find_bmv2
 from bmv2.netns import have_netns
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
@@ -25,15 +27,18 @@ FRAMES = 1200
 
 @pytest.mark.netns
 @pytest.mark.slow
-def test_example_trains_through_the_python_switch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["python", pytest.param("bmv2", marks=pytest.mark.bmv2)])
+def test_example_trains_through_the_switch(kind: str, tmp_path: Path) -> None:
     ok, why = have_netns()
     if not ok:
         pytest.skip(why)
+    if kind == "bmv2" and find_bmv2() is None:
+        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
     base = cfgmod.load(DEFAULT_CONFIG)
     cfg = replace(base, hosts=(base.host("learner"),), broadcast=None,
                   tables=tuple(replace(t, min_size=100) for t in base.tables),
                   acl=(AclRule("learner", 0, ("insert", "sample", "update")),))
-    with Testbed(cfg, "python", log_dir=tmp_path / "logs") as bed:
+    with Testbed(cfg, kind, log_dir=tmp_path / "logs") as bed:
         cmd = [*bed.exec_prefix("learner"), sys.executable, "-m",
                "agent.examples.torchrl_cartpole", "--replay", f"{cfg.vip}:{REPLAY_UDP_PORT}",
                "--frames", str(FRAMES), "--learning-starts", "300", "--eval-every", "800",

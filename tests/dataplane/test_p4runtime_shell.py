@@ -7,6 +7,7 @@ import ast
 import ipaddress
 import json
 import re
+import string
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ import yaml
 from agent import protocol, udp_frame
 from bmv2.launch import SwitchProcess, find_bmv2
 from controller import cli, snapshot
+from controller.deploy import TABLES
+from controller.stats import COUNTER
 from controller.timing import full_table
 from tests.dataplane.conftest import CONFIG
 
@@ -29,21 +32,21 @@ LATER = "200"  # replayctl's election id after a shell session (the shell used 1
 # an ACL entry and a multicast group, send a GET_STATE request as a PacketOut and
 # read the PacketIn, read the request counters. Lines with a tag are parsed by the test.
 SESSION_ONE = '''\
-line = 'table_entry["ReplayIngress.replay.replay_a'
+line = 'table_entry["$ACL_TABLE'[:-3]  # a table name typed in part, then Tab
 print("TAB", get_ipython().complete(None, line, len(line))[1])
 n = lambda b: int.from_bytes(b, "big")
 ids = lambda e: n(e.match["hdr.replay.table_id"].exact.value)
 par = lambda e, name: n(e.action[name].value)
-for e in table_entry["ReplayIngress.replay.replay_table_config"].read():
+for e in table_entry["$CONFIG_TABLE"].read():
     print("CONFIG", ids(e), par(e, "capacity"), par(e, "min_size"), par(e, "max_batch"))
 
-te = table_entry["ReplayIngress.replay.replay_acl"](action="ReplayIngress.replay.allow")
+te = table_entry["$ACL_TABLE"](action="ReplayIngress.replay.allow")
 te.match["hdr.ipv4.src_addr"] = "198.18.0.3"
 te.match["hdr.replay.table_id"] = "1"
 te.action["ops"] = "3"
 te.insert()
 src = lambda e: n(e.match["hdr.ipv4.src_addr"].exact.value)
-for e in table_entry["ReplayIngress.replay.replay_acl"].read():
+for e in table_entry["$ACL_TABLE"].read():
     print("ACL", src(e), ids(e), par(e, "ops"))
 
 MulticastGroupEntry(7).add(11, 1).add(12, 1).insert()
@@ -58,21 +61,26 @@ frame = udp_frame.build(udp_frame.UdpFrame(
 
 packet_out(payload=frame).send()
 print("PACKET_IN", [m.packet.payload.hex() for m in packet_in.sniff(timeout=3)])
-counters = CounterEntry("ReplayEgress.replay.replay_requests").read()
+counters = CounterEntry("$COUNTER").read()
 print("COUNTERS", [(c.index, c.packet_count) for c in counters if c.packet_count])
 '''
 
 SESSION_TWO = '''\
-te = table_entry["ReplayIngress.replay.replay_acl"]
+te = table_entry["$ACL_TABLE"]
 te.match["hdr.ipv4.src_addr"] = "198.18.0.3"
 te.match["hdr.replay.table_id"] = "1"
 te.delete()
-print("ACL_LEFT", len(list(table_entry["ReplayIngress.replay.replay_acl"].read())))
+print("ACL_LEFT", len(list(table_entry["$ACL_TABLE"].read())))
 '''
 
 
+NAMES = {"ACL_TABLE": cli.ACL_TABLE, "CONFIG_TABLE": TABLES["config"], "COUNTER": COUNTER}
+
+
 def shell(cfg: Path, script: str, *extra: str) -> dict[str, object]:
-    """Run `replayctl shell` with `script` on its standard input; tagged lines by tag."""
+    """Run `replayctl shell` with `script` (P4Info names filled in) on its standard
+    input; the tagged lines it printed, by tag."""
+    script = string.Template(script).substitute(NAMES)
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "-c", str(cfg), "shell",
                            *extra], input=script, cwd=REPO, capture_output=True, text=True,
                           timeout=120)
@@ -132,7 +140,7 @@ def test_scripted_shell_session_agrees_with_replayctl(switch_config: Path, tmp_p
                for ln in acl.splitlines()), acl
     assert [int(ipaddress.IPv4Address("198.18.0.3")), 1, 3] in seen["ACL"]
     assert seen["MCAST"] == [11, 12]
-    assert any("replay_acl" in c for c in seen["TAB"])  # type: ignore
+    assert any(cli.ACL_TABLE in c for c in seen["TAB"])  # type: ignore
 
     (reply_hex,) = seen["PACKET_IN"]  # type: ignore
     frame = udp_frame.parse(bytes.fromhex(reply_hex))
