@@ -137,16 +137,13 @@ class ParserGen:
                       f"    raise ParserError({self.err['HeaderTooShort']})"]
         lines += [f"_e = pos + {h.nbytes} + (_w >> 3)", "_v = int.from_bytes(data[pos:_e], 'big')"]
         vals = []
-        after = sum(f.width for f in h.fields[h.varbit + 1:])
-        shift = h.nbits - after
         for i, fs in enumerate(h.fields):
-            if i == h.varbit:
-                vals.append(f"(_v >> {after}) & ((1 << _w) - 1)" if after else
-                            "_v & ((1 << _w) - 1)")
-                continue
-            shift -= fs.width
-            v = f"(_v >> ({shift} + _w)) & {fs.mask}" if i < h.varbit else \
-                (f"(_v >> {shift}) & {fs.mask}" if shift else f"_v & {fs.mask}")
+            shift = sum(f.width for f in h.fields[i + 1:])  # the varbit counts 0 here
+            mask = "((1 << _w) - 1)" if i == h.varbit else str(fs.mask)
+            if i < h.varbit:
+                v = f"(_v >> ({shift} + _w)) & {mask}"
+            else:
+                v = f"(_v >> {shift}) & {mask}" if shift else f"_v & {mask}"
             vals.append(f"_sx({v}, {fs.width})" if fs.signed else v)
         store = self._store(h, base, vals)
         return [*lines, *store, f"F[{width_slot}] = _w", "pos = _e"]
