@@ -336,9 +336,7 @@ def _layout(prog: Program, j: dict[str, Any]) -> None:
             raise ProgramError(f"header '{h['name']}' is {nbits} bits, not a whole number of bytes")
         info = HeaderInfo(h["name"], h["id"], h["header_type"], bool(h.get("metadata")), slot,
                           fslots, nbits)
-        if h["header_type"] in max_bytes:
-            if info.metadata:
-                raise UnsupportedConstruct(f"varbit field in metadata '{info.name}'")
+        if h["header_type"] in max_bytes:  # also metadata: p4c's local varbit variables
             info.varbit = next(i for i, f in enumerate(fslots) if f.varbit)
             info.max_bytes = max_bytes[h["header_type"]]
         prog.headers[info.name] = info

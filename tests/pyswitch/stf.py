@@ -431,9 +431,10 @@ def judge(script: Script, outputs: dict[int, list[bytes]]) -> str | None:
 
 
 def _suffixes(names: list[str]) -> dict[str, str]:
+    """runtime_CLI's SUFFIX_LOOKUP_MAP: every unique dotted suffix of the (distinct) names."""
     count: Counter[str] = Counter()
     found: dict[str, str] = {}
-    for name in names:
+    for name in dict.fromkeys(names):
         parts = name.split(".")
         for i in range(len(parts)):
             s = ".".join(parts[i:])

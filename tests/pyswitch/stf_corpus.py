@@ -83,7 +83,9 @@ def compile_sample(p4: Path, options: list[str], out: Path) -> str | None:
     r = subprocess.run([str(compiler), "-o", str(out), *options, str(p4)],
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
-        return (r.stderr.strip().splitlines() or ["p4c-bm2-ss failed"])[-1]
+        lines = r.stderr.strip().splitlines()
+        errors = [ln for ln in lines if "rror" in ln] or lines or ["p4c-bm2-ss failed"]
+        return errors[0]
     return None
 
 

@@ -6,7 +6,16 @@ import pytest
 
 from bmv2.pyswitch import Switch
 
-from .stf import BmCli, Script, StfError, compare_pkt, judge, parse_stf, run_on_pyswitch
+from .stf import (
+    BmCli,
+    Script,
+    StfError,
+    _suffixes,
+    compare_pkt,
+    judge,
+    parse_stf,
+    run_on_pyswitch,
+)
 from .util import program_json
 
 ETH = "000000000001 000000000002 0800"
@@ -108,3 +117,10 @@ def test_cli_priorities_and_multicast() -> None:
         assert cli.run(line) is None
     assert sw.mc_groups()[5] == [(2, 0), (3, 0), (4, 7)]
     assert cli.run("mc_node_associate 5 9") is not None
+
+
+def test_cli_names_resolve_by_unique_suffix() -> None:
+    # p4c gives each table its own copy of an action with a bound argument, same name
+    names = _suffixes(["I.set", "I.set", "E.set", "I.other"])
+    assert names == {"I.set": "I.set", "E.set": "E.set", "other": "I.other",
+                     "I.other": "I.other"}
