@@ -4,7 +4,10 @@
           store, per sample, the bmv2 JSON (without source_info) and what p4c's
           bmv2stf.py would do with the STF (``stf_samples/<name>.json``)
   record  run every built sample on simple_switch the way bmv2stf does (pcap
-          FIFOs, simple_switch_CLI, its pauses) and store the outputs and the verdict
+          FIFOs, --use-files 0, simple_switch_CLI) and store the outputs and the
+          verdict; CLI lines are applied before the next packet is sent, and packets
+          get a second before the next CLI line (bmv2stf's fixed pauses lose that race
+          to a slow CLI start now and then)
   run     run every sample on the Python switch and print the verdicts and counts
 
 Samples: testdata/p4_16_samples/**/*.stf whose P4 includes v1model.p4 (p4c
@@ -20,6 +23,7 @@ import argparse
 import fcntl
 import json
 import os
+import queue
 import socket
 import struct
 import subprocess
@@ -131,6 +135,17 @@ def load_sample(path: Path) -> dict[str, Any]:
 # ---- bmv2 -------------------------------------------------------------------------
 
 
+class Bmv2Failed(Exception):
+    """simple_switch exited or did not come up (bmv2stf fails such a test)."""
+
+
+def _died(proc: subprocess.Popen[bytes], log: Path, what: str) -> Bmv2Failed:
+    lines = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+    why = next((ln for ln in lines if "rror" in ln or "xception" in ln), lines[-1:] or [""])
+    state = "exited" if proc.poll() is not None else "is still running"
+    return Bmv2Failed(f"simple_switch {state}, {what}: {str(why).strip()[:200]}")
+
+
 def _open_fifo(path: Path, proc: subprocess.Popen[bytes], deadline: float) -> int:
     """Open a FIFO for writing once simple_switch has opened it for reading."""
     while True:
@@ -138,7 +153,8 @@ def _open_fifo(path: Path, proc: subprocess.Popen[bytes], deadline: float) -> in
             fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"simple_switch did not open {path.name}") from None
+                raise _died(proc, path.parent / "switch.log",
+                            f"{path.name} not opened") from None
             time.sleep(0.02)
             continue
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
@@ -151,11 +167,12 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], deadline: float) -> Non
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.05)
-    raise RuntimeError("simple_switch's Thrift server did not come up")
+    raise Bmv2Failed("simple_switch's Thrift server did not come up")
 
 
 def run_bmv2(program: dict[str, Any], script: Script, slot: int) -> dict[int, list[bytes]]:
-    """Run the script on simple_switch as bmv2stf does; the packets that left each port."""
+    """Run the script on simple_switch as bmv2stf does, CLI lines applied in order with
+    the packets; the packets that left each STF port."""
     with tempfile.TemporaryDirectory(prefix="stf-bmv2-") as tmp:
         d = Path(tmp)
         (d / "prog.json").write_text(json.dumps(program))
@@ -166,8 +183,9 @@ def run_bmv2(program: dict[str, Any], script: Script, slot: int) -> dict[int, li
                 str(thrift), "--device-id", str(90 + slot)]
         for p in script.interfaces:
             args += ["-i", f"{p}@pcap{p}"]
-        sw = subprocess.Popen([*args, "prog.json"], cwd=d, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+        with open(d / "switch.log", "wb") as log:
+            sw = subprocess.Popen([*args, "prog.json"], cwd=d, stdout=log,
+                                  stderr=subprocess.STDOUT)
         fds: dict[int, int] = {}
         try:
             deadline = time.monotonic() + 60
@@ -175,37 +193,54 @@ def run_bmv2(program: dict[str, Any], script: Script, slot: int) -> dict[int, li
                 fds[p] = _open_fifo(d / f"pcap{p}_in.pcap", sw, deadline)
                 os.write(fds[p], struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
             _wait_port(thrift, sw, deadline)
-            time.sleep(0.1)
             argv, env = cli_command(thrift)
-            cli = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, env=env, cwd=d)
-            assert cli.stdin is not None
-            delay = 0.0
+            pending: list[str] = []
+            sent = False
             for op in script.ops:
                 if op[0] == "cli":
-                    cli.stdin.write(op[1].encode() + b"\n")
-                    cli.stdin.flush()
-                    delay = 1.0
-                else:
-                    time.sleep(delay)
-                    data = bytes.fromhex(op[2])
-                    now = time.time()
-                    os.write(fds[op[1]], struct.pack("<IIII", int(now), int(now % 1 * 1e6),
-                                                     len(data), len(data)) + data)
-                    delay = 0.0
-            cli.stdin.close()
+                    if sent:  # let the packets sent so far go through first
+                        time.sleep(1.0)
+                        sent = False
+                    pending.append(op[1])
+                    continue
+                _cli(argv, env, pending)
+                data = bytes.fromhex(op[2])
+                now = time.time()
+                os.write(fds[op[1]], struct.pack("<IIII", int(now), int(now % 1 * 1e6),
+                                                 len(data), len(data)) + data)
+                sent = True
+            _cli(argv, env, pending)
             for fd in fds.values():
                 os.close(fd)
             fds.clear()
-            time.sleep(2)
-            cli.terminate()
-            cli.wait(timeout=10)
+            _settle(d)
         finally:
             for fd in fds.values():
                 os.close(fd)
             sw.terminate()
             sw.wait(timeout=10)
         return {p: read_pcap(d / f"pcap{p}_out.pcap") for p in script.interfaces}
+
+
+def _cli(argv: list[str], env: dict[str, str], lines: list[str]) -> None:
+    """Apply CLI lines and wait until they are applied (errors are the test's business)."""
+    if lines:
+        subprocess.run(argv, input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       env=env, timeout=120)
+        lines.clear()
+
+
+def _settle(d: Path) -> None:
+    """Wait until no output pcap has grown for a second (two at least, ten at most)."""
+    start = time.monotonic()
+    last, since = -1, start
+    while time.monotonic() - start < 10:
+        size = sum(f.stat().st_size for f in d.glob("*_out.pcap"))
+        if size != last:
+            last, since = size, time.monotonic()
+        elif time.monotonic() - since >= 1 and time.monotonic() - start >= 2:
+            return
+        time.sleep(0.1)
 
 
 def record_one(path: Path, slot: int) -> str:
@@ -215,12 +250,15 @@ def record_one(path: Path, slot: int) -> str:
     if "program" not in sample:
         return f"{name}: not compiled ({sample.get('compile_error')})"
     script = script_of(sample)
+    outputs: dict[int, list[bytes]] = {}
     if script.error:
         verdict: str | None = script.error
-        outputs: dict[int, list[bytes]] = {}
     else:
-        outputs = run_bmv2(sample["program"], script, slot)
-        verdict = judge(script, outputs)
+        try:
+            outputs = run_bmv2(sample["program"], script, slot)
+            verdict = judge(script, outputs)
+        except Bmv2Failed as e:
+            verdict = str(e)
     version = subprocess.run([tool("SIMPLE_SWITCH", "simple_switch"), "--version"],
                              capture_output=True, text=True).stdout.strip()
     sample["bmv2"] = {"recorded_with": f"simple_switch {version}", "verdict": verdict,
@@ -258,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=("build", "record", "run"))
     ap.add_argument("samples", nargs="*", help="sample names (default: all)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--missing", action="store_true", help="record: only samples not recorded")
     args = ap.parse_args(argv)
     SAMPLES.mkdir(exist_ok=True)
     if args.command == "build":
@@ -276,9 +315,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     paths = _selected(args.samples)
     if args.command == "record":
+        if args.missing:
+            paths = [p for p in paths if "bmv2" not in load_sample(p)]
+        slots: queue.Queue[int] = queue.Queue()
+        for slot in range(args.jobs):
+            slots.put(slot)
+
+        def record(path: Path) -> str:
+            slot = slots.get()  # one switch per slot: ports and device ids stay distinct
+            try:
+                return record_one(path, slot)
+            finally:
+                slots.put(slot)
+
         with ThreadPoolExecutor(args.jobs) as pool:
-            for line in pool.map(lambda ip: record_one(ip[1], ip[0] % args.jobs),
-                                 enumerate(paths)):
+            for line in pool.map(record, paths):
                 print(line, flush=True)
         return 0
     counts = {"bmv2 pass": 0, "python pass": 0, "both": 0}
