@@ -148,10 +148,6 @@ def _statement(kw: str, rest: str) -> Stmt | None:
     if kw in ("wait", "no_packet"):
         line.done()
         return ("expect", None, None) if kw == "no_packet" else ("wait",)
-    if kw == "remove":
-        line.take("id", "all") if line.peek("id", "all") else line.take("id", "ALL")
-        line.done()
-        return ("remove", "all")
     if kw == "check_counter":
         line.take("id")
         line.take("op", "(")
@@ -173,7 +169,7 @@ def _statement(kw: str, rest: str) -> Stmt | None:
         line.done()
         return (kw, *args)
     if kw.startswith("meter_"):
-        return (kw, *(v for _k, v in line.toks))
+        return (kw, *rest.split())
     raise StfError(f"unknown statement {kw!r}")
 
 
@@ -224,7 +220,7 @@ class Script:
         for st in stmts:
             try:
                 s._one(st, names)
-            except (StfError, KeyError, ValueError, TypeError, AttributeError) as e:
+            except (KeyError, ValueError, TypeError, AttributeError) as e:
                 s.error = f"bmv2stf fails on {st[0]}: {e}"
                 break
         return s
@@ -378,8 +374,7 @@ def _ternary(value: str) -> str:
 
 
 def _lpm(value: str) -> str:
-    if value.find("/") >= 0:  # a value spelt a/b is a tuple in bmv2stf: this raises there
-        return value
+    """bmv2stf's makeLpm (a value spelt a/b is a tuple there, and this raises)."""
     if value.startswith("0x"):
         per = 4
     elif value.startswith("0b"):

@@ -42,7 +42,8 @@ def test_parse_statements() -> None:
     assert stmts[6:] == [("mc_node_create", "3", "1 2"), ("expect", "2", "ab**$"), ("wait",)]
 
 
-@pytest.mark.parametrize("bad", ["packet 0 zz", "add t a:1", "frobnicate 1", "expect 1 ab$cd"])
+@pytest.mark.parametrize("bad", ["packet 0 zz", "add t a:1", "frobnicate 1", "expect 1 ab$cd",
+                                 "remove all"])  # p4c's lexer never makes 'all' a keyword
 def test_parse_errors(bad: str) -> None:
     with pytest.raises(StfError):
         parse_stf(bad)
