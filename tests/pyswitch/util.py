@@ -8,7 +8,7 @@ from pathlib import Path
 PROGRAMS = Path(__file__).parent / "programs"
 TRACES = Path(__file__).parent / "traces"
 PROGRAM_NAMES = ("basic_fwd", "parser_features", "match_kinds", "arith", "checksum",
-                 "v1model_flow", "actions_misc")
+                 "v1model_flow", "actions_misc", "unions_varbit")
 
 
 def program_json(name: str) -> dict:
