@@ -103,7 +103,7 @@ class _Line:
             raise StfError(f"unexpected {self.toks[self.i][1]!r}")
 
 
-def _statement(kw: str, rest: str) -> Stmt | None:
+def _statement(kw: str, rest: str) -> Stmt:
     if kw in ("packet", "expect"):
         m = re.fullmatch(r"\s*([0-9]+)((?:\s*(?:[0-9a-fA-F]+|\*|\$))*)\s*", rest)
         if m is None:
@@ -187,11 +187,9 @@ def parse_stf(text: str) -> list[Stmt]:
         if kw not in ("packet", "expect"):
             rest = rest.split("#", 1)[0]
         try:
-            st = _statement(kw, rest)
+            out.append(_statement(kw, rest))
         except StfError as e:
             raise StfError(f"line {n}: {e}") from None
-        if st is not None:
-            out.append(st)
     return out
 
 
