@@ -93,18 +93,22 @@ class Generator:
     def _calc_input(self, inputs: list[Any], where: str) -> tuple[list[str], bool]:
         lines = ["_v = 0", "_n = 0"]
         payload = False
-        groups: list[tuple[HeaderInfo | None, list[tuple[str, int]]]] = []
+        groups: list[tuple[HeaderInfo | None, list[tuple[str, int | str]]]] = []
         for item in inputs:
             t = item.get("type")
             if payload:
                 raise UnsupportedConstruct(f"calculation input after 'payload' in {where}")
+            part: tuple[str, int | str]
             if t == "field":
                 fs = self.prog.field_slot(item["value"][0], item["value"][1], where)
                 h = self.prog.headers[fs.header]
-                part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
+                if fs.varbit:
+                    part = (f"F[{fs.slot}]", f"F[{h.valid_slot + 1}]")
+                else:
+                    part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
             elif t == "header":
                 h = self.prog.header(item["value"], where)
-                part = (self._header_int(h), h.nbits)
+                part = self._header_bits(h)
             elif t == "hexstr":
                 h = None
                 width = int(item["bitwidth"])
@@ -121,10 +125,15 @@ class Generator:
             else:
                 groups.append((h, [part]))
         for h, parts in groups:
-            width = sum(w for _c, w in parts)
-            concat = " | ".join(f"({c} << {sum(w for _c, w in parts[i + 1:])})"
-                                for i, (c, _w) in enumerate(parts))
-            stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
+            stmt: list[str] = []
+            if all(isinstance(w, int) for _c, w in parts):
+                width = sum(int(w) for _c, w in parts)
+                concat = " | ".join(f"({c} << {sum(int(w) for _c, w in parts[i + 1:])})"
+                                    for i, (c, _w) in enumerate(parts))
+                stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
+            else:
+                for c, w in parts:
+                    stmt += [f"_v = (_v << {w}) | {c}", f"_n += {w}"]
             if h is None:
                 lines += stmt
             else:
@@ -140,6 +149,20 @@ class Generator:
             parts.append(f"({v} << {shift})" if shift else v)
         return "(" + " | ".join(parts) + ")"
 
+    def _header_bits(self, h: HeaderInfo) -> tuple[str, int | str]:
+        """Code for the header's bits as one int, and its width (code when it has a varbit)."""
+        if h.varbit is None:
+            return self._header_int(h), h.nbits
+        width = f"F[{h.valid_slot + 1}]"
+        parts = []
+        shift = h.nbits
+        for i, fs in enumerate(h.fields):
+            shift -= fs.width
+            v = _field_value(f"F[{fs.slot}]", fs.width, fs.signed)
+            parts.append(f"({v} << ({shift} + {width}))" if i < h.varbit else
+                         (f"({v} << {shift})" if shift else v))
+        return "(" + " | ".join(parts) + ")", f"({h.nbits} + {width})"
+
     def _checksum_calc(self, ck: dict[str, Any]) -> str:
         """Call computing checksum ``ck`` (a generic calculation or bmv2's 'ipv4')."""
         kind = ck.get("type", "generic")
@@ -150,6 +173,9 @@ class Generator:
             return f"H{self.calc_ids[name]}(F, pk)"
         if kind == "ipv4":
             h = self.prog.header(ck["target"][0], f"checksum '{ck.get('name')}'")
+            if h.varbit is not None:
+                raise UnsupportedConstruct(f"ipv4 checksum on header '{h.name}' with a varbit "
+                                           "field")
             if h.nbits < 96:
                 raise ProgramError(f"ipv4 checksum on short header '{h.name}'")
             clear = ~(0xFFFF << (h.nbits - 96))
@@ -187,7 +213,9 @@ class Generator:
         body.append("out = []")
         for name in d.get("order", []):
             h = self.prog.header(name, "deparser")
-            emit = f"out.append({self._header_int(h)}.to_bytes({h.nbytes}, 'big'))"
+            bits, width = self._header_bits(h)
+            nbytes = h.nbytes if h.varbit is None else f"{width} >> 3"
+            emit = f"out.append({bits}.to_bytes({nbytes}, 'big'))"
             if h.metadata:
                 body.append(emit)
             else:

@@ -219,6 +219,20 @@ def v1model_flow() -> Corpus:
     return c
 
 
+def unions_varbit() -> Corpus:
+    elems = "AA11 BB2222 AA33 0002C1C2 FFFF"
+    cases = [Case(f"op{op}", 0, bytes.fromhex(f"0{op}" + elems.replace(" ", "")))
+             for op in range(7)]
+    for name, data in [("no_elems", "06 FF"), ("one_elem", "06 BB0102 EE"),
+                       ("empty_varbit", "03 AA11 0000 EE"), ("set_valid_b", "04 AA11 AA22 EE"),
+                       ("pop_one_of_one", "01 BB0102 EE"), ("push_two", "02 AA11 BB0102 EE"),
+                       ("stack_full", "00 AA01 AA02 AA03 AA04"),
+                       ("varbit_4_bytes", "00 0004 01020304"),
+                       ("varbit_too_long", "00 0005 0102030405"), ("varbit_short", "00 0003 0102")]:
+        cases.append(Case(name, 0, bytes.fromhex(data.replace(" ", ""))))
+    return Corpus("unions_varbit", cases=cases)
+
+
 def _replay_request(op: int, flags: int = 0, table: int = 0, count: int = 0,
                     src: str = "198.18.0.1", version: int = 1, payload: bytes = b"",
                     cut: int | None = None) -> bytes:
@@ -346,4 +360,5 @@ def replay() -> Corpus:
 
 
 CORPORA = {c.program: c for c in (basic_fwd(), parser_features(), match_kinds(), arith(),
-                                   checksum(), v1model_flow(), replicate_egress(), replay())}
+                                   checksum(), v1model_flow(), replicate_egress(), unions_varbit(),
+                                   replay())}

@@ -39,7 +39,8 @@ CLI_S_PER_COMMAND = 0.06   # setup time allowed per runtime CLI command (loaded 
 MAX_S = 30.0
 
 
-def _tool(env: str, name: str) -> str:
+def tool(env: str, name: str) -> str:
+    """A bmv2 tool: ``$env`` if set, else ``name`` in /opt/p4/install/bin."""
     return os.environ.get(env) or str(BIN / name)
 
 
@@ -128,7 +129,7 @@ def run_case(json_path: Path, cmds: list[str], case: Case) -> list[list[Any]]:
         d = Path(tmp)
         for p in PORTS:
             write_pcap(d / f"p{p}_in.pcap", [case.data] if p == case.port else [])
-        args = [_tool("SIMPLE_SWITCH", "simple_switch"), "--use-files", str(round(wait)),
+        args = [tool("SIMPLE_SWITCH", "simple_switch"), "--use-files", str(round(wait)),
                 "--thrift-port", str(thrift_port), "--device-id", str(thrift_port)]
         for p in PORTS:
             args += ["-i", f"{p}@p{p}"]
@@ -159,13 +160,19 @@ def _settle(d: Path, started: float) -> None:
         time.sleep(0.1)
 
 
-def _configure(cmds: list[str], thrift_port: int) -> None:
+def cli_command(thrift_port: int) -> tuple[list[str], dict[str, str]]:
+    """argv and environment of simple_switch_CLI talking to ``thrift_port``."""
     env = dict(os.environ)
     site = next(Path(BIN.parent / "lib").glob("python3*/site-packages"), None)
     if site is not None:
         env["PYTHONPATH"] = f"{site}:{env.get('PYTHONPATH', '')}"
-    cli = [os.environ.get("BMV2_CLI_PYTHON", "/usr/bin/python3"),
-           _tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI"), "--thrift-port", str(thrift_port)]
+    return [os.environ.get("BMV2_CLI_PYTHON", "/usr/bin/python3"),
+            tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI"), "--thrift-port",
+            str(thrift_port)], env
+
+
+def _configure(cmds: list[str], thrift_port: int) -> None:
+    cli, env = cli_command(thrift_port)
     deadline = time.monotonic() + 30  # a big program loads slowly on a busy machine
     while True:
         r = subprocess.run(cli, input="\n".join(cmds) + "\n", capture_output=True, text=True,
@@ -185,7 +192,7 @@ def record(corpus: Corpus, jobs: int) -> dict[str, Any]:
     cmds = cli_commands(sw, corpus.setup)
     with ThreadPoolExecutor(jobs) as pool:
         outputs = list(pool.map(lambda case: run_case(json_path, cmds, case), corpus.cases))
-    version = subprocess.run([_tool("SIMPLE_SWITCH", "simple_switch"), "--version"],
+    version = subprocess.run([tool("SIMPLE_SWITCH", "simple_switch"), "--version"],
                              capture_output=True, text=True).stdout.strip()
     return {
         "program": corpus.program,
