@@ -78,8 +78,9 @@ class SwitchProcess:
         return cmd
 
     def start(self, timeout: float = 20.0) -> SwitchProcess:
-        """Start the process and wait until its gRPC port accepts connections."""
-        log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        """Start the process and wait until its gRPC port accepts connections (again
+        after a stop: the log is appended to)."""
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         repo = Path(__file__).resolve().parent.parent
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                      cwd=repo, start_new_session=True)
