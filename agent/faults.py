@@ -179,7 +179,8 @@ class FaultInjector(threading.Thread):
         time.sleep(self.plan.switch_down)
         self.bed.restart_switch()
         session = P4RuntimeSession(cfg.switch.address, cfg.switch.device_id,
-                                   election_id=TESTBED_ELECTION_ID, timeout=10).connect()
+                                   election_id=TESTBED_ELECTION_ID, timeout=10,
+                                   tls=cfg.switch.tls).connect()
         self.bed.session = session
         snaps = snapshot.read_file(self.snapper.directory)
         redeploy_and_restore(session, cfg, snaps)

@@ -168,7 +168,8 @@ class Testbed:
 def connect_and_deploy(config: Config) -> tuple[P4RuntimeSession, DeployReport]:
     """A primary P4Runtime session to the config's switch, and the deploy of the config."""
     session = P4RuntimeSession(config.switch.address, config.switch.device_id,
-                               election_id=TESTBED_ELECTION_ID, timeout=10).connect()
+                               election_id=TESTBED_ELECTION_ID, timeout=10,
+                               tls=config.switch.tls).connect()
     return session, deploy(session, config)
 
 

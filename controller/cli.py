@@ -74,7 +74,8 @@ class Context:
     def new_session(self) -> None:
         """A fresh, not yet connected session (after the old one's switch went away)."""
         self.session = P4RuntimeSession(self.cfg.switch.address, self.cfg.switch.device_id,
-                                        election_id=self.election_id, timeout=self.timeout)
+                                        election_id=self.election_id, timeout=self.timeout,
+                                        tls=self.cfg.switch.tls)
         self.connected = False
         self._inband: InbandChannel | None = None
 
