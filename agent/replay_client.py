@@ -29,7 +29,11 @@ Loss handling (UDP is lossy; every call is bounded in time):
   so on timeout with k < n replies the client sends a top-up SAMPLE for the
   n - k missing ones (a new request id, counted as a retry). When retries run
   out, a partial batch is returned if at least one reply arrived (counted in
-  `partial_batches`), else `ReplayTimeout` is raised. An error reply (e.g.
+  `partial_batches`), else `ReplayTimeout` is raised. With
+  `RetryPolicy.partial_ok` below 1, a batch that has that fraction of its
+  replies when a timeout expires is returned as it is, without a top-up: under
+  packet loss almost every large batch misses a reply or two, and waiting for
+  them costs more than a slightly smaller batch. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
 
 A client is not thread-safe: use one per thread.
@@ -97,7 +101,8 @@ class RetryPolicy:
     """Timeout of the first attempt, growing by `backoff` per retry up to `max_timeout`.
 
     With `adaptive`, the first attempt's timeout follows the measured round-trip
-    time (see RttEstimator), between `min_timeout` and `timeout`."""
+    time (see RttEstimator), between `min_timeout` and `timeout`. A SAMPLE with
+    at least `partial_ok` of its replies when a timeout expires is done."""
 
     timeout: float = 0.25
     retries: int = 3
@@ -105,6 +110,7 @@ class RetryPolicy:
     max_timeout: float = 2.0
     adaptive: bool = True
     min_timeout: float = 0.05
+    partial_ok: float = 1.0
 
     def timeout_for(self, attempt: int, first: float | None = None) -> float:
         """Timeout of attempt `attempt` (0 = first). Only the first may be the
@@ -363,7 +369,7 @@ class ReplayClient:
         self.transport.send(msg)
 
     def _finish(self, pending: PendingRequest) -> None:
-        if pending.attempt == 0 and pending.replies:  # Karn: time unretried requests only
+        if pending.attempt == 0 and len(pending.replies) >= pending.want:  # Karn: unretried
             est = self._rtt.setdefault((pending.op, pending.want), RttEstimator())
             est.observe(time.monotonic() - pending.sent)
         pending.done = True
@@ -410,6 +416,10 @@ class ReplayClient:
 
     def _expire(self, now: float) -> None:
         for pending in [p for p in self._active if p.deadline <= now]:
+            if pending.op == Op.SAMPLE and pending.replies and (
+                    len(pending.replies) >= self.policy.partial_ok * pending.want):
+                self._finish(pending)  # enough of the batch: no top-up
+                continue
             if pending.attempt >= self.policy.retries:
                 self._counts["timeouts"] += 1
                 self._finish(pending)

@@ -49,7 +49,7 @@ from agent.hparams import Hyperparams, apply_overrides
 from agent.learner import Learner
 from agent.metrics import MetricsLog
 from agent.protocol import REPLAY_UDP_PORT, Mode
-from agent.replay_client import BACKENDS, ReplayClient, make_client
+from agent.replay_client import BACKENDS, ReplayClient, RetryPolicy, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
@@ -279,7 +279,8 @@ class Run:
         try:
             replay = self.replay_address()
             client = make_client(args.backend, address=replay, service=self.service,
-                                 bind=(args.bind, 0), table=args.table)
+                                 bind=(args.bind, 0), table=args.table,
+                                 policy=RetryPolicy(partial_ok=hp.partial_batch))
             specs, dests = self.plan_actors(replay)
             learner = Learner(hp, client, obs_dim, n_actions, WeightSender(dests),
                               seed=args.seed)
