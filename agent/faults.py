@@ -14,6 +14,8 @@ fault options), and the figures of how the run rode through them.
                          are started anew), the replay memory stays in the switch
   --kill-actor-at T      actor 0 is killed; the trainer reports it and goes on
 
+Times count from when the trainer has started its actors (its pids.json).
+
 The injector runs in a thread of the launcher and is the only user of the
 testbed's P4Runtime session while training runs. What it did is written to
 run-dir/faults.json: snapshots taken, and for the switch restart the insert
@@ -107,8 +109,7 @@ class FaultInjector(threading.Thread):
         return time.monotonic() - self.t0
 
     def begin(self) -> FaultInjector:
-        """Start the clock (training starts now) and the thread."""
-        self.t0 = time.monotonic()
+        """Start the thread; its clock starts when the trainer has started its actors."""
         self.start()
         return self
 
@@ -123,31 +124,37 @@ class FaultInjector(threading.Thread):
         (self.run_dir / "faults.json").write_text(json.dumps(self.report, indent=1))
         return self.report
 
+    def _fail(self, what: str, exc: Exception) -> None:
+        self.report.setdefault("errors", []).append(f"{what}: {type(exc).__name__}: {exc}")
+        say(f"{what} failed: {exc}")
+
     # --- the schedule -------------------------------------------------------------
 
     def run(self) -> None:
         p = self.plan
         due = {"snapshot": 0.0 if self.snapper else None, "restart": p.restart_switch_at,
                "learner": p.kill_learner_at, "actor": p.kill_actor_at}
-        try:
-            while not self.halt.wait(TICK):
-                now = self.elapsed()
-                if due["snapshot"] is not None and now >= due["snapshot"]:
-                    self._snapshot()
-                    due["snapshot"] = self.elapsed() + self.every
-                if due["restart"] is not None and now >= due["restart"] and self.snapper.last:
-                    due["restart"] = None
-                    self._restart_switch()
-                if due["learner"] is not None and now >= due["learner"] and (
-                        self.run_dir / "checkpoint.pt").exists():
-                    due["learner"] = None
-                    self._kill_learner()
-                if due["actor"] is not None and now >= due["actor"]:
-                    due["actor"] = None
-                    self._kill_actor()
-        except Exception as exc:  # a fault that could not be injected or recovered
-            self.report["error"] = f"{type(exc).__name__}: {exc}"
-            say(f"error: {self.report['error']}")
+        while not (self.run_dir / "pids.json").exists():  # the trainer is still starting
+            if self.halt.wait(TICK):
+                return
+        self.t0 = time.monotonic()
+        actions = {"restart": self._restart_switch, "learner": self._kill_learner,
+                   "actor": self._kill_actor}
+        while not self.halt.wait(TICK):
+            now = self.elapsed()
+            if due["snapshot"] is not None and now >= due["snapshot"]:
+                self._snapshot()
+                due["snapshot"] = self.elapsed() + self.every
+            ready = {"restart": self.snapper is not None and self.snapper.last is not None,
+                     "learner": (self.run_dir / "checkpoint.pt").exists(), "actor": True}
+            for name, action in actions.items():
+                at = due[name]
+                if at is not None and now >= at and ready[name]:
+                    due[name] = None
+                    try:
+                        action()
+                    except Exception as exc:  # a fault not injected or not recovered from
+                        self._fail(name, exc)
 
     def _channel(self) -> InbandChannel:
         assert self.bed.session is not None
@@ -162,6 +169,9 @@ class FaultInjector(threading.Thread):
         except (snapshot.SnapshotError, InbandTimeout, P4RuntimeError) as exc:
             self.report["snapshot_failures"] += 1
             say(f"snapshot failed: {exc}")
+            return
+        except Exception as exc:  # the session is gone (e.g. a restart that failed)
+            self._fail("snapshot", exc)
             return
         self.report["snapshots"] += 1
         self.report["snapshot_s"].append(time.monotonic() - began)

@@ -233,6 +233,7 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
         return relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
     if not isinstance(bed, Testbed):
         raise LaunchError("the timed fault options need the namespace testbed")
+    (args.run_dir / "pids.json").unlink(missing_ok=True)  # the injector waits for the new one
     injector = FaultInjector(plan, bed, args.table, args.run_dir).begin()
     try:
         cmd = trainer_command(args, bed.config, bed, replay)
@@ -251,7 +252,7 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
            f"after the last snapshot), table back after {restart['outage_s']} s"
            if restart else "")
         + (f"; longest learner stall {stall} s" if stall is not None else "")
-        + (f"; error: {report['error']}" if "error" in report else ""))
+        + "".join(f"; error: {e}" for e in report.get("errors", [])))
     return code
 
 

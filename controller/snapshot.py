@@ -17,7 +17,6 @@ from controller.inband import InbandChannel
 
 FORMAT = "p4replay-snapshot/1"
 Progress = Callable[[int, int], None]
-LIVE_ROUNDS = 20     # catch-up reads of a growing table before a live snapshot gives up
 FILE_GLOB = "snapshot-*.json"
 
 
@@ -71,31 +70,31 @@ def snapshot_table(channel: InbandChannel, table: int, capacity: int,
 
     A table that changes while it is read is refused, unless `live`: then each
     slot is taken as it was when read, the slots the ring grew into meanwhile
-    are read too, and the ring state is the one after the last read, with the
-    total recomputed from the slots taken. Restoring such a snapshot gives a
-    consistent table: every slot a real experience, no stamp above the
-    sequence; what was inserted after a slot was read is not in it."""
+    are read once more, and the ring state is the one after the last read (cut
+    at the slots read if the ring is still growing), with the total recomputed
+    from the slots taken. Restoring such a snapshot gives a consistent table:
+    every slot a real experience, no stamp above the sequence; what was
+    inserted after a slot was read is not in it."""
     state = read_state(channel, table)
     used = min(capacity, state.size)
     slots = {r.slot: r for r in read_slots(channel, table, range(used), progress) if r.stamp}
     after = read_state(channel, table)
     if after != state and not live:
         raise SnapshotError(f"table {table} changed while it was read: disable it first")
-    for _ in range(LIVE_ROUNDS):
+    if min(capacity, after.size) > used:  # the ring grew while it was read: catch up once
         grown = min(capacity, after.size)
-        if grown <= used:
-            break
         slots.update((r.slot, r) for r in read_slots(channel, table, range(used, grown))
                      if r.stamp)
         used = grown
         after = read_state(channel, table)
-    else:
-        raise SnapshotError(f"table {table} grows faster than it can be read")
     total = sum(r.priority for r in slots.values())
     if after == state and total != state.total:
         raise SnapshotError(f"table {table}: slot priorities sum to {total}, "
                             f"the switch's total is {state.total}")
-    state = TableState(after.pointer, after.sequence, after.max_priority, after.size, total)
+    pointer, size = after.pointer, after.size
+    if min(capacity, size) > used:  # still growing: the ring ends at the slots read
+        pointer, size = used % capacity, used
+    state = TableState(pointer, after.sequence, after.max_priority, size, total)
     return {
         "table": table,
         "capacity": capacity,
