@@ -31,9 +31,10 @@ Loss handling (UDP is lossy; every call is bounded in time):
   out, a partial batch is returned if at least one reply arrived (counted in
   `partial_batches`), else `ReplayTimeout` is raised. With
   `RetryPolicy.partial_ok` below 1, a batch that has that fraction of its
-  replies when a timeout expires is returned as it is, without a top-up: under
-  packet loss almost every large batch misses a reply or two, and waiting for
-  them costs more than a slightly smaller batch. An error reply (e.g.
+  replies is returned as it is, without a top-up, when its timeout expires or
+  when no reply of it came for `partial_gap` seconds (a batch's replies come
+  back to back): under packet loss almost every large batch misses a reply or
+  two, and waiting for them costs more than a slightly smaller batch. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
 
 A client is not thread-safe: use one per thread.
@@ -102,7 +103,8 @@ class RetryPolicy:
 
     With `adaptive`, the first attempt's timeout follows the measured round-trip
     time (see RttEstimator), between `min_timeout` and `timeout`. A SAMPLE with
-    at least `partial_ok` of its replies when a timeout expires is done."""
+    at least `partial_ok` of its replies is done when a timeout expires or no
+    reply came for `partial_gap` seconds."""
 
     timeout: float = 0.25
     retries: int = 3
@@ -111,6 +113,7 @@ class RetryPolicy:
     adaptive: bool = True
     min_timeout: float = 0.05
     partial_ok: float = 1.0
+    partial_gap: float = 0.01
 
     def timeout_for(self, attempt: int, first: float | None = None) -> float:
         """Timeout of attempt `attempt` (0 = first). Only the first may be the
@@ -229,6 +232,7 @@ class PendingRequest:
     sent: float
     first_timeout: float
     deadline: float
+    last_reply: float = 0.0
     attempt: int = 0
     ids: list[int] = field(default_factory=list)
     replies: dict[tuple[int, int], Message] = field(default_factory=dict)
@@ -404,7 +408,7 @@ class ReplayClient:
             self._expire(now)
             if done() or not self._active:
                 return
-            wait = min(p.deadline for p in self._active) - now
+            wait = min(self._due(p) for p in self._active) - now
             msg = self.transport.recv(max(wait, 0.0))
             if msg is not None:
                 self._dispatch(msg)
@@ -415,9 +419,8 @@ class ReplayClient:
             self._dispatch(msg)
 
     def _expire(self, now: float) -> None:
-        for pending in [p for p in self._active if p.deadline <= now]:
-            if pending.op == Op.SAMPLE and pending.replies and (
-                    len(pending.replies) >= self.policy.partial_ok * pending.want):
+        for pending in [p for p in self._active if self._due(p) <= now]:
+            if self._enough(pending):
                 self._finish(pending)  # enough of the batch: no top-up
                 continue
             if pending.attempt >= self.policy.retries:
@@ -436,6 +439,18 @@ class ReplayClient:
             else:
                 self.transport.send(pending.message)
 
+    def _enough(self, pending: PendingRequest) -> bool:
+        """A SAMPLE with `partial_ok` of its replies (it may end before it is complete)."""
+        return pending.op == Op.SAMPLE and bool(pending.replies) and (
+            len(pending.replies) >= self.policy.partial_ok * pending.want)
+
+    def _due(self, pending: PendingRequest) -> float:
+        """When `pending` is next looked at: its timeout, or sooner once it has
+        enough replies and they stopped coming."""
+        if self._enough(pending):
+            return min(pending.deadline, pending.last_reply + self.policy.partial_gap)
+        return pending.deadline
+
     def _dispatch(self, msg: Message) -> None:
         pending = self._by_id.get(msg.request_id)
         if pending is None or not msg.is_reply or msg.op != pending.op:
@@ -450,6 +465,7 @@ class ReplayClient:
                 self._counts["dropped_replies"] += 1
                 return
             pending.replies[key] = msg
+            pending.last_reply = time.monotonic()
             if len(pending.replies) >= pending.want:
                 self._finish(pending)
             return
