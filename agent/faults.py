@@ -85,7 +85,8 @@ class FaultPlan:
 
 
 class FaultInjector(threading.Thread):
-    """Takes the snapshots and injects the timed faults of a plan into a run."""
+    """Takes the snapshots and injects the timed faults of a plan into a run (once
+    started, its clock starts when the trainer has started its actors)."""
 
     def __init__(self, plan: FaultPlan, bed: Testbed, table: int, run_dir: Path) -> None:
         super().__init__(name="faults", daemon=True)
@@ -107,11 +108,6 @@ class FaultInjector(threading.Thread):
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
-
-    def begin(self) -> FaultInjector:
-        """Start the thread; its clock starts when the trainer has started its actors."""
-        self.start()
-        return self
 
     def finish(self) -> dict[str, Any]:
         """Stop the thread; write and return what it did."""

@@ -234,7 +234,8 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
     if not isinstance(bed, Testbed):
         raise LaunchError("the timed fault options need the namespace testbed")
     (args.run_dir / "pids.json").unlink(missing_ok=True)  # the injector waits for the new one
-    injector = FaultInjector(plan, bed, args.table, args.run_dir).begin()
+    injector = FaultInjector(plan, bed, args.table, args.run_dir)
+    injector.start()
     try:
         cmd = trainer_command(args, bed.config, bed, replay)
         code = relay(cmd, f"switch={kind}")
