@@ -268,6 +268,7 @@ class SoakResult:
     switch: str
     seconds: float
     memory_kib: dict[str, int] = field(default_factory=dict)
+    memory_trace_kib: list[int] = field(default_factory=list)   # every 2 s
     served: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
     client: dict[str, int] = field(default_factory=dict)
@@ -415,6 +416,7 @@ def _sample_memory(pid: int, memory: list[int], stop: threading.Event) -> None:
 
 def _finish(result: SoakResult, errors: Counter[str], memory: list[int]) -> SoakResult:
     result.memory_kib = {"start": memory[0], "end": memory[-1], "max": max(memory)}
+    result.memory_trace_kib = memory
     result.errors = dict(errors.most_common(MAX_EXAMPLES * 2))
     extra = sum(errors.values()) - sum(result.errors.values())
     if extra:
