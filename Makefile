@@ -5,6 +5,7 @@
 #   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
 #   make mininet the same roles as a Mininet topology (needs Mininet)
+#   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
 #   make clean   remove build leftovers, caches and run outputs
 
 PYTHON ?= python3.11
@@ -17,9 +18,11 @@ ENV ?= CartPole-v1
 SEED ?= 1
 RUN_ARGS ?=
 BENCH_ARGS ?=
+SOAK_SECONDS ?= 600
+SOAK_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup p4 test lint run bench mininet clean
+.PHONY: setup p4 test lint run bench mininet soak clean
 
 setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
 
@@ -54,6 +57,9 @@ bench: setup
 mininet: setup
 	$(BIN)/python -m bmv2.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \
 		--actors $(ACTORS) --env $(ENV) --seed $(SEED) $(RUN_ARGS)
+
+soak: setup
+	$(BIN)/python -m agent.soak --switch all --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 clean:
 	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info

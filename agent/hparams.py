@@ -31,6 +31,7 @@ class Hyperparams:
     per_beta_steps: int = 10_000          # learner steps to anneal beta over
     priority_eps: float = 1e-3
     prefetch_depth: int = 2               # SAMPLE requests in flight while training
+    partial_batch: float = 0.9            # a batch this complete at its timeout is used as is
     broadcast_every: int = 25             # learner steps between weight broadcasts
     eps_base: float = 0.4                 # Ape-X: eps_i = eps_base ** (1 + eps_alpha i/(N-1))
     eps_alpha: float = 7.0

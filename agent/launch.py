@@ -25,6 +25,11 @@ checked before anything starts. Exit code: 0 solved, 1 not solved within the
 budget, 2 bad usage or environment (one line on stderr), 130 interrupted.
 Through make, any of these but 0 becomes make's own 2; make's last line
 (`make: *** [Makefile:NN: run] Error 1`) names the code.
+
+Fault options (--loss, --snapshot-every, --restart-switch-at, --kill-learner-at,
+--kill-actor-at; agent/faults.py) test that training rides through packet
+loss, a switch crash recovered from the periodic snapshots, a Learner killed
+and resumed from its checkpoint and an Actor that dies.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
+from agent.faults import FaultInjector, FaultPlan
 from agent.host_server import Pacing
 from agent.hparams import Hyperparams, apply_overrides, check_env
 from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
@@ -50,7 +56,7 @@ from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
-from bmv2.netns import have_netns
+from bmv2.netns import LossError, have_netns
 from bmv2.testbed import Bed, Testbed
 from controller import config as cfgmod
 from controller.config import Config, ConfigError
@@ -228,8 +234,61 @@ def run_config(args: argparse.Namespace) -> tuple[Config, str]:
     return cfg, kind
 
 
+def fault_plan(args: argparse.Namespace) -> FaultPlan:
+    """The faults asked for on the command line (LaunchError for bad values)."""
+    plan = FaultPlan(args.loss, args.snapshot_every, args.keep_snapshots,
+                     args.restart_switch_at, args.switch_down, args.kill_learner_at,
+                     args.kill_actor_at)
+    problems = plan.problems()
+    if problems:
+        raise LaunchError("; ".join(problems))
+    if (plan.loss or plan.timed) and args.backend != "switch":
+        raise LaunchError("the fault options need --backend switch")
+    return plan
+
+
+def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, int],
+                         kind: str, plan: FaultPlan) -> int:
+    """Run the trainer with the plan's faults; resume it once if they killed it."""
+    if plan.loss:
+        if not isinstance(bed, Testbed):
+            raise LaunchError("--loss needs the namespace testbed")
+        try:
+            tool = bed.link_loss(plan.loss)
+        except LossError as exc:
+            raise LaunchError(str(exc)) from None
+        say(f"{plan.loss:g} % of the frames dropped each way on every link ({tool})")
+    if not plan.timed:
+        return relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
+    if not isinstance(bed, Testbed):
+        raise LaunchError("the timed fault options need the namespace testbed")
+    (args.run_dir / "pids.json").unlink(missing_ok=True)  # the injector waits for the new one
+    injector = FaultInjector(plan, bed, args.table, args.run_dir)
+    injector.start()
+    try:
+        cmd = trainer_command(args, bed.config, bed, replay)
+        code = relay(cmd, f"switch={kind}")
+        if injector.learner_killed.is_set() and code < 0:
+            checkpoint = args.run_dir / "checkpoint.pt"
+            say(f"the learner was killed (exit {code}): resuming it from {checkpoint}")
+            code = relay([*cmd, "--resume", str(checkpoint)], f"switch={kind}")
+    finally:
+        report = injector.finish()
+    summary = args.run_dir / "summary.json"
+    stall = json.loads(summary.read_text()).get("max_stall_s") if summary.exists() else None
+    restart = report.get("switch_restart")
+    say(f"faults: {report['snapshots']} snapshots"
+        + (f"; switch restart: {restart['experiences_lost']} experiences lost (inserted "
+           f"after the last snapshot), table back after {restart['outage_s']} s"
+           if restart else "")
+        + (f"; longest learner stall {stall} s" if stall is not None else "")
+        + "".join(f"; error: {e}" for e in report.get("errors", [])))
+    return code
+
+
 def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> int:
     """Check, set up, train, tear down; the trainer's exit code."""
+    plan = fault_plan(args)
     if args.backend == "inprocess":
         check_training(args)
         if not 1 <= args.actors <= MAX_INPROCESS_ACTORS:
@@ -255,7 +314,7 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
                 replay = (bed.config.vip, REPLAY_UDP_PORT)
             say(f"training {args.env} with {args.actors} actors, replay at "
                 f"{replay[0]}:{replay[1]} ({args.backend}); Ctrl-C stops")
-            code = relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
+            code = train_through_faults(args, bed, replay, kind, plan)
             record_switch_stats(bed, args.table, args.run_dir)
         finally:
             if server is not None:
@@ -293,6 +352,20 @@ def build_parser(doc: str | None = __doc__,
                    help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
+    f = p.add_argument_group("faults (agent/faults.py; times in seconds after training starts)")
+    f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",
+                   help="drop this %% of the frames at random, each way on every link")
+    f.add_argument("--snapshot-every", type=float, default=0.0, metavar="SECONDS",
+                   help="live snapshot of the training table into RUN_DIR/snapshots "
+                        "(default with --restart-switch-at: 5)")
+    f.add_argument("--keep-snapshots", type=int, default=5, metavar="K")
+    f.add_argument("--restart-switch-at", type=float, metavar="SECONDS",
+                   help="kill the switch, restart it, redeploy and restore the newest snapshot")
+    f.add_argument("--switch-down", type=float, default=2.0, metavar="SECONDS",
+                   help="how long the killed switch stays down (default %(default)s)")
+    f.add_argument("--kill-learner-at", type=float, metavar="SECONDS",
+                   help="kill the learner (once it has a checkpoint) and resume it from there")
+    f.add_argument("--kill-actor-at", type=float, metavar="SECONDS", help="kill actor 0")
     return p
 
 

@@ -34,7 +34,12 @@ Loss handling (UDP is lossy; every call is bounded in time):
   so on timeout with k < n replies the client sends a top-up SAMPLE for the
   n - k missing ones (a new request id, counted as a retry). When retries run
   out, a partial batch is returned if at least one reply arrived (counted in
-  `partial_batches`), else `ReplayTimeout` is raised. An error reply (e.g.
+  `partial_batches`), else `ReplayTimeout` is raised. With
+  `RetryPolicy.partial_ok` below 1, a batch that has that fraction of its
+  replies is returned as it is, without a top-up, when its timeout expires or
+  when no reply of it came for `partial_gap` seconds (a batch's replies come
+  back to back): under packet loss almost every large batch misses a reply or
+  two, and waiting for them costs more than a slightly smaller batch. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
 * `lost_replies` counts the replies still missing whenever a request's
   deadline passes (then asked for again, or given up on): a lost ACK is 1, a
@@ -106,7 +111,9 @@ class RetryPolicy:
     """Timeout of the first attempt, growing by `backoff` per retry up to `max_timeout`.
 
     With `adaptive`, the first attempt's timeout follows the measured round-trip
-    time (see RttEstimator), between `min_timeout` and `timeout`."""
+    time (see RttEstimator), between `min_timeout` and `timeout`. A SAMPLE with
+    at least `partial_ok` of its replies is done when a timeout expires or no
+    reply came for `partial_gap` seconds."""
 
     timeout: float = 0.25
     retries: int = 3
@@ -114,6 +121,8 @@ class RetryPolicy:
     max_timeout: float = 2.0
     adaptive: bool = True
     min_timeout: float = 0.05
+    partial_ok: float = 1.0
+    partial_gap: float = 0.01
 
     def timeout_for(self, attempt: int, first: float | None = None) -> float:
         """Timeout of attempt `attempt` (0 = first). Only the first may be the
@@ -235,6 +244,7 @@ class PendingRequest:
     deadline: float
     order: int = 0  # the client's count of requests started before this one
     restarted: bool = False  # first wait restarted by an earlier request's timeout
+    last_reply: float = 0.0
     attempt: int = 0
     ids: list[int] = field(default_factory=list)
     replies: dict[tuple[int, int], Message] = field(default_factory=dict)
@@ -378,7 +388,7 @@ class ReplayClient:
 
     def _finish(self, pending: PendingRequest) -> None:
         now = time.monotonic()
-        if pending.attempt == 0 and pending.replies:  # Karn: time unretried requests only
+        if pending.attempt == 0 and len(pending.replies) >= pending.want:  # Karn: unretried
             est = self._rtt.setdefault((pending.op, pending.want), RttEstimator())
             est.observe(now - pending.sent)
         pending.done = True
@@ -425,7 +435,7 @@ class ReplayClient:
             self._expire(now)
             if done() or not self._active:
                 return
-            wait = min(p.deadline for p in self._active) - now
+            wait = min(self._due(p) for p in self._active) - now
             msg = self.transport.recv(max(wait, 0.0))
             if msg is not None:
                 self._dispatch(msg)
@@ -436,9 +446,12 @@ class ReplayClient:
             self._dispatch(msg)
 
     def _expire(self, now: float) -> None:
-        expired = sorted((p for p in self._active if p.deadline <= now), key=lambda p: p.order)
+        expired = sorted((p for p in self._active if self._due(p) <= now), key=lambda p: p.order)
         for pending in expired:
-            if pending.deadline > now:  # restarted by an earlier one in this loop
+            if self._due(pending) > now:  # restarted by an earlier one in this loop
+                continue
+            if self._enough(pending):
+                self._finish(pending)  # enough of the batch: no top-up
                 continue
             self._counts["lost_replies"] += pending.want - len(pending.replies)
             if pending.attempt == 0:
@@ -459,6 +472,18 @@ class ReplayClient:
             else:
                 self.transport.send(pending.message)
 
+    def _enough(self, pending: PendingRequest) -> bool:
+        """A SAMPLE with `partial_ok` of its replies (it may end before it is complete)."""
+        return pending.op == Op.SAMPLE and bool(pending.replies) and (
+            len(pending.replies) >= self.policy.partial_ok * pending.want)
+
+    def _due(self, pending: PendingRequest) -> float:
+        """When `pending` is next looked at: its timeout, or sooner once it has
+        enough replies and they stopped coming."""
+        if self._enough(pending):
+            return min(pending.deadline, pending.last_reply + self.policy.partial_gap)
+        return pending.deadline
+
     def _dispatch(self, msg: Message) -> None:
         pending = self._by_id.get(msg.request_id)
         if pending is None or not msg.is_reply or msg.op != pending.op:
@@ -473,6 +498,7 @@ class ReplayClient:
                 self._counts["dropped_replies"] += 1
                 return
             pending.replies[key] = msg
+            pending.last_reply = time.monotonic()
             if len(pending.replies) >= pending.want:
                 self._finish(pending)
             return

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from agent.cli_args import (
     ArgumentParser,
@@ -37,6 +38,7 @@ from controller.p4runtime_session import (
     P4RuntimeSession,
     SwitchUnreachable,
 )
+from controller.recovery import Snapshotter, redeploy_and_restore
 from controller.stats import OTHER_TABLE, GuardDrops, read_guard_drops, read_stats
 
 EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_NO_PIPELINE, EXIT_NOT_PRIMARY = 1, 2, 3, 4, 5
@@ -86,12 +88,20 @@ class Context:
         if args.address:
             self.cfg = replace(self.cfg, switch=replace(self.cfg.switch,
                                                         address=join_host_port(*args.address)))
+        self.election_id, self.timeout = args.election_id, args.timeout
+        self.new_session()
+
+    def new_session(self) -> None:
+        """A fresh, not yet connected session (after the old one's switch went away)."""
         self.session = P4RuntimeSession(self.cfg.switch.address, self.cfg.switch.device_id,
-                                        election_id=args.election_id, timeout=args.timeout)
+                                        election_id=self.election_id, timeout=self.timeout,
+                                        tls=self.cfg.switch.tls)
+        self.connected = False
         self._inband: InbandChannel | None = None
 
     def connect(self, need_pipeline: bool = True) -> P4RuntimeSession:
         self.session.connect()
+        self.connected = True
         if need_pipeline:
             running = self.session.get_pipeline()
             if running is None:
@@ -313,24 +323,70 @@ def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def cmd_snapshot(ctx: Context, args: argparse.Namespace) -> int:
+    tables = ctx.table_ids(args.table)
+    if args.every is not None:
+        return _snapshot_every(ctx, args, tables)
     ctx.connect()
-    tables = []
-    for t in ctx.table_ids(args.table):
-        tables.append(snapshot.snapshot_table(ctx.inband, t, ctx.cfg.table(t).capacity,
-                                              progress_bar(f"snapshot table {t}")))
-    snapshot.write_file(args.file, tables)
-    print(f"{args.file}: " + ", ".join(f"table {s['table']} {len(s['slots'])} slots"
-                                       for s in tables))
+    snaps = [snapshot.snapshot_table(ctx.inband, t, ctx.cfg.table(t).capacity,
+                                     progress_bar(f"snapshot table {t}"), live=args.live)
+             for t in tables]
+    path = Path(args.path)
+    if path.is_dir():
+        path = snapshot.save_rotated(path, snaps, args.keep)
+    else:
+        snapshot.write_file(path, snaps)
+    print(f"{path}: " + ", ".join(f"table {s['table']} {len(s['slots'])} slots" for s in snaps))
+    return 0
+
+
+SNAPSHOT_FAILURES = (SwitchUnreachable, NoPipeline, NotPrimary, P4RuntimeError, P4InfoError,
+                     snapshot.SnapshotError, InbandTimeout)
+
+
+def _snapshot_every(ctx: Context, args: argparse.Namespace, tables: list[int]) -> int:
+    """Live snapshots into the directory every `args.every` seconds, riding through
+    a switch that goes away (reconnecting) or comes back empty (not saving)."""
+    if Path(args.path).exists() and not Path(args.path).is_dir():
+        print(f"replayctl: {args.path} is a file: --every writes into a directory",
+              file=sys.stderr)
+        return EXIT_USAGE
+    snapper = Snapshotter(args.path, {t: ctx.cfg.table(t).capacity for t in tables}, args.keep)
+    taken, due = 0, time.monotonic()
+    try:
+        while args.count is None or taken < args.count:
+            try:
+                if not ctx.connected:
+                    ctx.connect()
+                done = snapper.take(ctx.inband)
+                taken += 1
+                seqs = ", ".join(f"table {t} sequence {q}" for t, q in done.sequences.items())
+                print(f"{done.path}: {done.slots} slots ({seqs})", flush=True)
+            except SNAPSHOT_FAILURES as exc:
+                print(f"replayctl: snapshot skipped: {exc}", file=sys.stderr, flush=True)
+                if not isinstance(exc, snapshot.SnapshotError):
+                    ctx.session.close()
+                    ctx.new_session()
+            due += args.every
+            time.sleep(max(0.0, due - time.monotonic()))
+    except KeyboardInterrupt:
+        print(f"stopped after {taken} snapshots in {args.path}", file=sys.stderr)
     return 0
 
 
 def cmd_restore(ctx: Context, args: argparse.Namespace) -> int:
-    ctx.connect()
-    snaps = snapshot.read_file(args.file)
+    snaps = [s for s in snapshot.read_file(args.path)
+             if not args.table or s["table"] in args.table]
+    if args.deploy:
+        ctx.connect(need_pipeline=False)
+        ctx.require_primary()
+        report = redeploy_and_restore(ctx.session, ctx.cfg, snaps)
+        print(f"deployed ({report.summary()})")
+    else:
+        ctx.connect()
+        for snap in snaps:
+            snapshot.restore_table(ctx.inband, snap,
+                                   progress_bar(f"restore table {snap['table']}"))
     for snap in snaps:
-        if args.table and snap["table"] not in args.table:
-            continue
-        snapshot.restore_table(ctx.inband, snap, progress_bar(f"restore table {snap['table']}"))
         print(f"table {snap['table']}: restored and verified {len(snap['slots'])} slots")
     return 0
 
@@ -364,6 +420,18 @@ def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
     cmd = shell_command(ctx, args.push)
     sys.stdout.flush()
     os.execv(cmd[0], cmd)
+
+
+def _positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not positive")
+        return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -421,12 +489,26 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("ops", nargs="*", help=f"{', '.join(OPS)}; none: all")
     ar.set_defaults(func=cmd_acl)
 
-    for name, func, text in (("snapshot", cmd_snapshot, "save tables to FILE"),
-                             ("restore", cmd_restore, "restore tables from FILE")):
-        c = sub.add_parser(name, help=text)
-        c.add_argument("file")
-        c.add_argument("--table", type=int, action="append", help="only this table")
-        c.set_defaults(func=func)
+    c = sub.add_parser("snapshot", help="save tables to PATH (a file, or a directory of "
+                                         "timestamped snapshots)")
+    c.add_argument("path")
+    c.add_argument("--table", type=int, action="append", help="only this table")
+    c.add_argument("--every", type=_positive(float), metavar="SECONDS",
+                   help="keep taking live snapshots into the directory PATH, every SECONDS")
+    c.add_argument("--keep", type=_positive(int), default=5,
+                   help="snapshots kept in a directory, newest first (default %(default)s)")
+    c.add_argument("--count", type=_positive(int), help="with --every: stop after N snapshots")
+    c.add_argument("--live", action="store_true",
+                   help="snapshot a table in use (each slot as read) instead of refusing")
+    c.set_defaults(func=cmd_snapshot)
+    c = sub.add_parser("restore", help="restore tables from PATH (a file, or the newest "
+                                        "snapshot in a directory)")
+    c.add_argument("path")
+    c.add_argument("--table", type=int, action="append", help="only this table")
+    c.add_argument("--deploy", action="store_true",
+                   help="after a switch restart: deploy the config with these tables "
+                        "disabled, restore them, enable them")
+    c.set_defaults(func=cmd_restore)
     sh = sub.add_parser("shell", help="open p4runtime-shell on the switch",
                         description="Open p4runtime-shell connected to the config's switch "
                         "(address, device id, this election id). Its objects work as usual: "

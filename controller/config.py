@@ -77,10 +77,24 @@ class Broadcast:
 
 
 @dataclass(frozen=True)
+class TlsConfig:
+    """P4Runtime over TLS, the controller's side: the CA that signed the switch's
+    certificate, optionally the controller's own certificate and key (for a
+    switch that requires client certificates) and the name to expect in the
+    switch's certificate when it is not the address's host."""
+
+    ca_cert: str
+    cert: str | None = None
+    key: str | None = None
+    server_name: str | None = None
+
+
+@dataclass(frozen=True)
 class SwitchConfig:
     address: str = "127.0.0.1:9559"
     device_id: int = 0
     cpu_port: int = 255
+    tls: TlsConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -181,9 +195,26 @@ def _items(parent: _Node, key: str, value_node: yaml.Node) -> list[_Node]:
     return [_Node(n, parent.source, f"{key}[{i}]") for i, n in enumerate(value_node.value)]
 
 
+def _tls(node: _Node) -> TlsConfig:
+    f = _fields(node, {"ca_cert": str, "cert": str, "key": str, "server_name": str}, ("ca_cert",))
+    _check(("cert" in f) == ("key" in f), node, "cert" if "cert" in f else "key",
+           "give both cert and key (the controller's certificate and its key), or neither",
+           f.get("cert", f.get("key", f["ca_cert"]))[0])
+    base = Path(node.source).parent if node.source != "<config>" else Path()
+    paths = {}
+    for key in ("ca_cert", "cert", "key"):
+        if key in f:
+            path = base / f[key][1]
+            _check(path.is_file(), node, key, f"cannot read '{path}'", f[key][0])
+            paths[key] = str(path)
+    return TlsConfig(**paths, server_name=f["server_name"][1] if "server_name" in f else None)
+
+
 def _switch(node: _Node) -> SwitchConfig:
-    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int}, ())
-    kwargs = {k: v for k, (_, v) in f.items()}
+    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "tls": dict}, ())
+    kwargs = {k: v for k, (_, v) in f.items() if k != "tls"}
+    if "tls" in f:
+        kwargs["tls"] = _tls(_Node(f["tls"][0], node.source, "switch.tls"))
     if "cpu_port" in f:
         _check(0 < f["cpu_port"][1] <= 511, node, "cpu_port", "must be a port number 1..511",
                f["cpu_port"][0])

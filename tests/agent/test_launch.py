@@ -301,3 +301,68 @@ def test_mininet_cli_reaches_every_host_through_the_p4_switch(tmp_path: Path) ->
 def test_mininet_refuses_the_inprocess_backend() -> None:
     proc = _launch("--backend", "inprocess", module="bmv2.mininet_topo", timeout=60)
     assert proc.returncode == 2 and "uses no network" in proc.stderr
+
+
+# --- faults (agent/faults.py): the run rides through them and still solves ----------------
+
+SOLVE = ["--max-seconds", "800"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--loss", "150"], "--loss must be a percentage"),
+    (["--kill-actor-at", "-1"], "--kill-actor-at must not be negative"),
+    (["--backend", "inprocess", "--kill-actor-at", "3"], "need --backend switch"),
+])
+def test_fault_options_are_checked(args: list[str], message: str, tmp_path: Path) -> None:
+    proc = _launch(*args, "--run-dir", str(tmp_path / "run"), timeout=60)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["python", "bmv2"])
+def test_switch_crash_mid_run_is_recovered_and_training_solves(kind: str,
+                                                               tmp_path: Path) -> None:
+    """The switch is killed 30 s into training and restarted; the newest periodic
+    snapshot is restored and CartPole-v1 is still solved."""
+    _needs(kind)
+    run_dir = tmp_path / "run"
+    proc = _launch("--switch", kind, "--actors", "2", "--restart-switch-at", "30",
+                   "--snapshot-every", "5", "--run-dir", str(run_dir), *SOLVE, timeout=1000)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "[faults] switch restarted, redeployed and restored" in proc.stdout
+    faults = json.loads((run_dir / "faults.json").read_text())
+    assert "errors" not in faults, faults
+    r = faults["switch_restart"]
+    assert 0 < r["sequence_restored"] <= r["sequence_at_crash"]
+    assert r["experiences_lost"] == r["sequence_at_crash"] - r["sequence_restored"]
+    assert r["slots_restored"] > 0 and r["outage_s"] >= 2.0  # --switch-down 2
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["solved"] and summary["max_stall_s"] >= 2.0
+    assert 1 <= len(list((run_dir / "snapshots").glob("snapshot-*.json"))) <= 5
+    assert not _run_processes(run_dir)
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
+        tmp_path: Path) -> None:
+    """5 % loss each way on every link; actor 0 killed; the learner killed once it
+    has a checkpoint and resumed from it: CartPole-v1 is still solved."""
+    _needs("python")
+    run_dir = tmp_path / "run"
+    proc = _launch("--switch", "python", "--actors", "3", "--loss", "5",
+                   "--kill-actor-at", "5", "--kill-learner-at", "20",
+                   "--run-dir", str(run_dir), *SOLVE, timeout=1000)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "% of the frames dropped each way on every link" in proc.stdout
+    assert "actor 0 died" in proc.stdout and "training goes on" in proc.stdout
+    assert "resumed from" in proc.stdout
+    faults = json.loads((run_dir / "faults.json").read_text())
+    assert "errors" not in faults, faults
+    assert faults["learner_killed_at_s"] >= 20 and faults["actor_killed"]["index"] == 0
+    assert json.loads((run_dir / "summary.json").read_text())["solved"]
+    assert not _run_processes(run_dir)

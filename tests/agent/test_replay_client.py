@@ -204,6 +204,27 @@ def test_partial_batch_is_returned_when_retries_run_out(server: HostServer) -> N
         proxy.close()
 
 
+def test_a_nearly_complete_batch_is_taken_without_a_top_up(server: HostServer) -> None:
+    """partial_ok: a batch with enough of its replies is done once they stop coming,
+    before its timeout, with no top-up."""
+    fill = make_client("inprocess", service=server.service)
+    fill.insert_many(payloads(8))
+    proxy = LossyProxy(server.address,
+                       drop=lambda d, data: d == "down" and _reply_index(data) == 2)
+    c = make_client("host", address=proxy.address,
+                    policy=RetryPolicy(timeout=0.6, retries=3, partial_ok=0.8))
+    try:
+        began = time.monotonic()
+        batch = c.sample(10, Mode.UNIFORM)  # 9/10 >= 0.8
+        assert len(batch) == 9 and 2 not in batch.index
+        assert time.monotonic() - began < 0.4  # partial_gap after the last reply, not 0.6 s
+        stats = c.stats()
+        assert stats["partial_batches"] == 1 and stats["retries"] == 0
+    finally:
+        c.close()
+        proxy.close()
+
+
 def test_no_answer_raises_replay_timeout_instead_of_hanging(server: HostServer) -> None:
     proxy = LossyProxy(server.address, loss=1.0)
     policy = RetryPolicy(timeout=0.02, retries=2, max_timeout=0.05)
