@@ -35,6 +35,11 @@ const bit<16> REPLAY_UDP_PORT = 45000;
 const bit<16> RESET_GROUP = 255;
 const bit<32> RESET_FANOUT = 64;            /* divides NUM_SLOTS; fits bmv2's 64-deep queue */
 
+/* A SAMPLE draw that lands on a slot whose record is not written yet (stamp
+ * 0: an INSERT on another egress thread has claimed it and not finished) is
+ * drawn again, at most this many times; then it is answered as it stands. */
+const bit<8> EMPTY_SLOT_REDRAWS = 3;
+
 /* --- lengths and numbers of the headers we parse and build ---------------- */
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<16> ETHERTYPE_ARP  = 0x0806;

@@ -251,7 +251,9 @@ def replicate_egress() -> Corpus:
         {"op": "mc_group_set", "group": 2, "replicas": [[2, 0], [3, 1], [3, 5]]},
         {"op": "register_write", "name": "E.cells", "index": 0, "value": 100},
     ])
-    for cmd, group in ((0, 1), (1, 1), (2, 1), (3, 1), (0, 2), (3, 2), (0, 9)):
+    # (cmd 3 updates one cell from every copy: only with one port, whose copies
+    # bmv2 runs in order on one egress thread; across ports the order is not fixed)
+    for cmd, group in ((0, 1), (1, 1), (2, 1), (3, 1), (0, 2), (0, 9)):
         data = struct.pack("!BHI", cmd, group, 7) + b"payload"
         c.cases.append(Case(f"cmd{cmd}_group{group}", 1, data))
     c.cases.append(Case("no_ctl", 1, b"\x01"))
