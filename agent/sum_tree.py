@@ -4,7 +4,7 @@ The tree is one flat int64 array of 2*capacity nodes: node 1 is the root,
 node i has children 2i and 2i+1, and leaf s (the priority of slot s) sits at
 capacity + s. Sums are exact integers (4096 leaves of at most 2**32 - 1 fit in
 int64), so proportional sampling is exact: slot s is drawn with probability
-leaf[s] / total. The descent is the one in p4src/include/sum_tree.p4: draw r in
+leaf[s] / total. The descent is the one in p4src/v1model/sum_tree.p4: draw r in
 [0, total) and at every level go left if r < left child, else subtract it and
 go right.
 """

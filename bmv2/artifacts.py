@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,15 +47,34 @@ class Artifacts:
 DEFAULT = Artifacts(BMV2_JSON, P4INFO)
 
 
-def p4_sources(root: Path = P4SRC) -> list[Path]:
-    """Every P4 source of the program, sorted, build outputs excluded."""
-    return sorted(p for p in root.rglob("*.p4") if BUILD not in p.parents)
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
-def source_digest(root: Path = P4SRC) -> str:
-    """sha256 over the relative path and bytes of every P4 source."""
+def p4_sources(root: Path = P4SRC, main: str = MAIN_P4.name) -> list[Path]:
+    """The program's P4 sources: `main` and every file it includes with
+    #include "...", transitively, sorted (another architecture's files are
+    not part of it)."""
+    seen: set[Path] = set()
+    todo = [root / main]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _INCLUDE.findall(path.read_text()):
+            todo.append(_resolve(root, path.parent / name))
+    return sorted(seen)
+
+
+def _resolve(root: Path, path: Path) -> Path:
+    """`path` inside `root`, spelled from `root` (no ..)."""
+    return root / path.resolve().relative_to(root.resolve())
+
+
+def source_digest(root: Path = P4SRC, main: str = MAIN_P4.name) -> str:
+    """sha256 over the relative path and bytes of every P4 source of `main`."""
     h = hashlib.sha256()
-    for path in p4_sources(root):
+    for path in p4_sources(root, main):
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()

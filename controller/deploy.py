@@ -60,7 +60,7 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
     e = session.table_entry
     out = []
     for h in cfg.hosts:
-        out.append(e(TABLES["source_guard"], {"std.ingress_port": h.port,
+        out.append(e(TABLES["source_guard"], {"ingress_port": h.port,
                                               "hdr.ethernet.src_addr": h.mac,
                                               "hdr.ipv4.src_addr": h.ip}, P + "source.bound"))
         out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (h.ip, 32)}, P + "ipv4.forward",
@@ -86,11 +86,11 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
         out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (cfg.broadcast.address, 32)},
                      P + "ipv4.broadcast", {"group": cfg.broadcast.group}))
         for port in sorted({cfg.host(name).port for name in cfg.broadcast.senders}):
-            out.append(e(TABLES["broadcast_senders"], {"std.ingress_port": port},
+            out.append(e(TABLES["broadcast_senders"], {"ingress_port": port},
                          P + "ipv4.may_broadcast"))
         for name in cfg.broadcast.members:
             h = cfg.host(name)
-            out.append(e(TABLES["rewrite"], {"std.egress_port": h.port},
+            out.append(e(TABLES["rewrite"], {"egress_port": h.port},
                          "ReplayEgress.broadcast.readdress", {"mac": h.mac, "ip": h.ip}))
     return out
 

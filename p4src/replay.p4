@@ -22,15 +22,18 @@
 #include <core.p4>
 #include <v1model.p4>
 
+/* include/: shared by every architecture; v1model/: this one's own. */
 #include "include/constants.p4"
+#include "v1model/arch.p4"
 #include "include/headers.p4"
 #include "include/parser.p4"
+#include "v1model/parser.p4"
 #include "include/forwarding.p4"
 #include "include/replay_admission.p4"
-#include "include/table_state.p4"
-#include "include/draw.p4"
-#include "include/sum_tree.p4"
-#include "include/slot_store.p4"
+#include "v1model/table_state.p4"
+#include "v1model/draw.p4"
+#include "v1model/sum_tree.p4"
+#include "v1model/slot_store.p4"
 #include "include/replay_reply.p4"
 #include "include/replay_service.p4"
 
@@ -55,40 +58,47 @@ control ReplayIngress(inout headers_t hdr,
     }
 
     apply {
-        if (std.instance_type != INSTANCE_RECIRC) {
+        meta.in_port = std.ingress_port;
+        meta.recirculated = (bit<1>)(std.instance_type == INSTANCE_RECIRC);
+        if (meta.recirculated == 0) {
             meta.orig_port = std.ingress_port;
             meta.from_cpu = (bit<1>)(std.ingress_port == CPU_PORT);
         }
 
-        /* Controller packet-out with an explicit port: send it there as is. */
         if (hdr.packet_out.isValid() && hdr.packet_out.egress_port != 0) {
-            std.egress_spec = hdr.packet_out.egress_port;
+            /* Controller packet-out with an explicit port: send it there as is. */
+            meta.out_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
-            exit;
-        }
-
-        if (hdr.ipv4.isValid() && meta.from_cpu == 0 && std.instance_type != INSTANCE_RECIRC) {
-            source.apply(hdr, meta, std);
+        } else {
+            if (hdr.ipv4.isValid() && meta.from_cpu == 0 && meta.recirculated == 0) {
+                source.apply(hdr, meta);
+            }
+            /* A first fragment (MF set) is not replay traffic: its reply could
+             * not reach the requester whole. */
+            if (meta.dropped == 0 && hdr.udp.isValid() && hdr.udp.dst_port == REPLAY_UDP_PORT
+                && (hdr.ipv4.flags & IPV4_FLAG_MF) == 0) {
+                replay_vip.apply();
+            }
             if (meta.dropped == 1) {
-                exit;
+                /* SourceGuard refused it */
+            } else if (hdr.arp.isValid()) {
+                arp.apply(hdr, meta);
+            } else if (meta.is_request == 1) {
+                replay.apply(hdr, meta);
+            } else if (hdr.ipv4.isValid()) {
+                ipv4.apply(hdr, meta);
+            } else {
+                meta.dropped = 1;
             }
         }
 
-        /* A first fragment (MF set) is not replay traffic: its reply could
-         * not reach the requester whole. */
-        if (hdr.udp.isValid() && hdr.udp.dst_port == REPLAY_UDP_PORT
-            && (hdr.ipv4.flags & IPV4_FLAG_MF) == 0) {
-            replay_vip.apply();
-        }
-
-        if (hdr.arp.isValid()) {
-            arp.apply(hdr, meta, std);
-        } else if (meta.is_request == 1) {
-            replay.apply(hdr, meta, std);
-        } else if (hdr.ipv4.isValid()) {
-            ipv4.apply(hdr, meta, std);
-        } else {
+        /* The shared controls' verdict, in v1model's terms. */
+        if (meta.dropped == 1) {
             mark_to_drop(std);
+        } else if (meta.mcast_grp != 0) {
+            std.mcast_grp = meta.mcast_grp;
+        } else {
+            std.egress_spec = meta.out_port;
         }
     }
 }
@@ -100,10 +110,20 @@ control ReplayEgress(inout headers_t hdr,
     BroadcastRewrite() broadcast;
 
     apply {
+        meta.egress_port = std.egress_port;
+        meta.is_replica = (bit<1>)(std.instance_type == INSTANCE_REPLICATION);
+        meta.rid = std.egress_rid;
         if (meta.is_request == 1) {
-            replay.apply(hdr, meta, std);
-        } else if (std.instance_type == INSTANCE_REPLICATION) {
-            broadcast.apply(hdr, meta, std);
+            replay.apply(hdr, meta);
+            if (meta.verdict == EGRESS_REPLY) {
+                truncate(meta.frame_len);
+            } else if (meta.verdict == EGRESS_AGAIN) {
+                recirculate_preserving_field_list(FL_RECIRC);
+            } else {
+                mark_to_drop(std);
+            }
+        } else if (meta.is_replica == 1) {
+            broadcast.apply(hdr, meta);
         }
     }
 }

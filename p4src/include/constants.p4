@@ -23,7 +23,6 @@
 #define PRIORITY_ONE 32w65536
 
 /* --- ports and replication ----------------------------------------------- */
-const bit<9>  CPU_PORT = 255;               /* simple_switch_grpc --cpu-port 255 */
 #define MAX_PORTS 512                       /* per-port counters: bit<9> port numbers */
 const bit<16> REPLAY_UDP_PORT = 45000;
 
@@ -39,6 +38,11 @@ const bit<32> RESET_FANOUT = 64;            /* divides NUM_SLOTS; fits bmv2's 64
  * 0: an INSERT on another egress thread has claimed it and not finished) is
  * drawn again, at most this many times; then it is answered as it stands. */
 const bit<8> EMPTY_SLOT_REDRAWS = 3;
+
+/* What egress does with a replay packet after its pass (meta.verdict). */
+const bit<2> EGRESS_REPLY = 0;              /* send the reply built in place */
+const bit<2> EGRESS_DROP  = 1;
+const bit<2> EGRESS_AGAIN = 2;              /* another pass (recirculate) */
 
 /* --- lengths and numbers of the headers we parse and build ---------------- */
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
@@ -104,10 +108,5 @@ const bit<8> ALLOW_UPDATE = 0x04;
 /* Reply sizes in bytes (Ethernet + IPv4 + UDP + replay header [+ payload]). */
 const bit<16> REPLAY_HDR_BYTES = 36;
 const bit<16> PAYLOAD_BYTES = 64;          /* PAYLOAD_WORDS * 4 */
-
-/* v1model instance types as bmv2 numbers them. */
-const bit<32> INSTANCE_NORMAL        = 0;
-const bit<32> INSTANCE_RECIRC        = 4;
-const bit<32> INSTANCE_REPLICATION   = 5;
 
 #endif

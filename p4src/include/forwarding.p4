@@ -1,6 +1,10 @@
 /*
  * forwarding.p4 -- everything that is not replay: IPv4 forwarding, ARP
  * answered by the switch, and the parameter broadcast group.
+ *
+ * Shared by both architectures: the controls read and write metadata only
+ * (meta.in_port, out_port, mcast_grp, dropped, egress_port), which each
+ * architecture's top level maps onto its intrinsic metadata.
  */
 #ifndef REPLAY_FORWARDING_P4
 #define REPLAY_FORWARDING_P4
@@ -10,22 +14,19 @@
  * and counted per port, before any other table sees it, so a host that forges
  * another's address gains nothing (replay ACL, broadcast) and can spoof no one.
  * The CPU port and recirculated passes are exempt. */
-control SourceGuard(inout headers_t hdr,
-                    inout metadata_t meta,
-                    inout standard_metadata_t std) {
-    counter(MAX_PORTS, CounterType.packets) forged_sources;
+control SourceGuard(inout headers_t hdr, inout metadata_t meta) {
+    PORT_COUNTER(forged_sources);
 
     action bound() { }
 
     action forged() {
-        forged_sources.count((bit<32>)std.ingress_port);
-        mark_to_drop(std);
+        COUNT_PORT(forged_sources, meta.in_port);
         meta.dropped = 1;
     }
 
     table source_guard {
         key = {
-            std.ingress_port      : exact;
+            meta.in_port          : exact @name("ingress_port");
             hdr.ethernet.src_addr : exact;
             hdr.ipv4.src_addr     : exact;
         }
@@ -43,19 +44,17 @@ control SourceGuard(inout headers_t hdr,
  * untouched (no TTL or MAC rewrite): hosts learn each other's real MACs from
  * the ARP responder. ipv4_lpm also carries the broadcast group address, whose
  * action hands the packet to a multicast group. */
-control Ipv4Forwarding(inout headers_t hdr,
-                       inout metadata_t meta,
-                       inout standard_metadata_t std) {
+control Ipv4Forwarding(inout headers_t hdr, inout metadata_t meta) {
     action drop() {
-        mark_to_drop(std);
+        meta.dropped = 1;
     }
 
     action forward(bit<9> port) {
-        std.egress_spec = port;
+        meta.out_port = port;
     }
 
     action broadcast(bit<16> group) {
-        std.mcast_grp = group;
+        meta.mcast_grp = group;
     }
 
     table ipv4_lpm {
@@ -65,19 +64,19 @@ control Ipv4Forwarding(inout headers_t hdr,
         size = 1024;
     }
 
-    counter(MAX_PORTS, CounterType.packets) refused_broadcasts;
+    PORT_COUNTER(refused_broadcasts);
 
     action may_broadcast() { }
 
     action may_not_broadcast() {
-        refused_broadcasts.count((bit<32>)std.ingress_port);
-        std.mcast_grp = 0;
-        mark_to_drop(std);
+        COUNT_PORT(refused_broadcasts, meta.in_port);
+        meta.mcast_grp = 0;
+        meta.dropped = 1;
     }
 
     /* Only the Learner's port may send to the weight-broadcast address. */
     table broadcast_senders {
-        key = { std.ingress_port : exact; }
+        key = { meta.in_port : exact @name("ingress_port"); }
         actions = { may_broadcast; may_not_broadcast; }
         default_action = may_not_broadcast();
         size = 64;
@@ -94,11 +93,9 @@ control Ipv4Forwarding(inout headers_t hdr,
 
 /* Proxy ARP: the switch answers requests for every address in arp_responder
  * (each host and the replay VIP), so no host needs static ARP entries. */
-control ArpResponder(inout headers_t hdr,
-                     inout metadata_t meta,
-                     inout standard_metadata_t std) {
+control ArpResponder(inout headers_t hdr, inout metadata_t meta) {
     action drop() {
-        mark_to_drop(std);
+        meta.dropped = 1;
     }
 
     action answer(bit<48> mac) {
@@ -110,7 +107,7 @@ control ArpResponder(inout headers_t hdr,
         bit<32> requester = hdr.arp.spa;
         hdr.arp.spa = hdr.arp.tpa;
         hdr.arp.tpa = requester;
-        std.egress_spec = std.ingress_port;
+        meta.out_port = meta.in_port;
     }
 
     table arp_responder {
@@ -124,7 +121,7 @@ control ArpResponder(inout headers_t hdr,
         if (hdr.arp.oper == ARP_OPER_REQUEST) {
             arp_responder.apply();
         } else {
-            mark_to_drop(std);
+            meta.dropped = 1;
         }
     }
 }
@@ -132,9 +129,7 @@ control ArpResponder(inout headers_t hdr,
 /* Egress: each copy of a broadcast is readdressed to the host on its port, so
  * actors receive it as ordinary unicast UDP. The UDP checksum covered the old
  * destination, so it is cleared (0 = none, allowed in IPv4). */
-control BroadcastRewrite(inout headers_t hdr,
-                         inout metadata_t meta,
-                         inout standard_metadata_t std) {
+control BroadcastRewrite(inout headers_t hdr, inout metadata_t meta) {
     action readdress(bit<48> mac, bit<32> ip) {
         hdr.ethernet.dst_addr = mac;
         hdr.ipv4.dst_addr = ip;
@@ -143,7 +138,7 @@ control BroadcastRewrite(inout headers_t hdr,
     }
 
     table broadcast_rewrite {
-        key = { std.egress_port : exact; }
+        key = { meta.egress_port : exact @name("egress_port"); }
         actions = { readdress; NoAction; }
         default_action = NoAction();
         size = 512;

@@ -120,8 +120,20 @@ struct metadata_t {
     @field_list(FL_RECIRC) bit<32> reset_base;  /* RESET: first slot of this round */
     @field_list(FL_RECIRC) bit<8>  redraws;     /* SAMPLE: passes this reply went round */
 
+    /* the architecture's intrinsic metadata, as the shared controls see it
+     * (each architecture's top level copies them in and out) */
+    bit<9>  in_port;         /* ingress port of this pass */
+    bit<1>  recirculated;    /* this ingress pass follows a recirculation */
+    bit<9>  out_port;        /* ingress: unicast egress port */
+    bit<16> mcast_grp;       /* ingress: multicast group, 0 = unicast */
+    bit<1>  dropped;         /* ingress: drop the packet (SourceGuard, forwarding) */
+    bit<9>  egress_port;     /* egress: the port this copy leaves by */
+    bit<1>  is_replica;      /* egress: a copy the PRE made */
+    bit<16> rid;             /* egress: its replication id */
+    bit<2>  verdict;         /* egress: EGRESS_REPLY, EGRESS_DROP or EGRESS_AGAIN */
+    bit<32> frame_len;       /* egress: length of the reply frame to send */
+
     /* ingress -> egress */
-    bit<1>  dropped;         /* SourceGuard refused the packet */
     bit<1>  is_request;      /* a replay request addressed to the VIP */
     bit<8>  status;          /* admission's verdict; egress may refine it */
     bit<8>  mode;            /* SAMPLE: resolved sampling mode */

@@ -10,14 +10,13 @@
  *                 back to the requester's port or the CPU port.
  *
  * All replay state lives in egress (replay_service.p4), where each copy the
- * PRE makes executes its own part of the request.
+ * PRE makes executes its own part of the request. Shared by both
+ * architectures: the verdict is meta.out_port or meta.mcast_grp.
  */
 #ifndef REPLAY_ADMISSION_P4
 #define REPLAY_ADMISSION_P4
 
-control ReplayAdmission(inout headers_t hdr,
-                        inout metadata_t meta,
-                        inout standard_metadata_t std) {
+control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
     action configure(bit<1> enabled, bit<32> capacity, bit<32> min_size,
                      bit<8> max_batch, bit<8> default_mode) {
         meta.enabled = enabled;
@@ -61,7 +60,7 @@ control ReplayAdmission(inout headers_t hdr,
     /* n copies are made as the next power of two, 2^k >= n (egress drops
      * copies n .. 2^k - 1): group group_base + 2^k holds 2^k replicas. */
     action replicate(bit<16> group_base) {
-        std.mcast_grp = group_base + meta.copies + 1;
+        meta.mcast_grp = group_base + meta.copies + 1;
     }
 
     /* One step of rounding count - 1 up to 2^k - 1 (an action each, see draw.p4). */
@@ -100,7 +99,8 @@ control ReplayAdmission(inout headers_t hdr,
         }
         meta.status = STATUS_OK;
         meta.mode = (flags & FLAG_MODE_MASK) >> FLAG_MODE_SHIFT;
-        meta.has_priority = (bit<1>)((flags & FLAG_HAS_PRIORITY) != 0);
+        /* An UPDATE always carries its priority. */
+        meta.has_priority = (bit<1>)((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE);
 
         /* ---- 1. checks ------------------------------------------------------ */
         if (!hdr.replay.isValid() || hdr.udp.length < UDP_BYTES + REPLAY_HDR_BYTES
@@ -152,10 +152,10 @@ control ReplayAdmission(inout headers_t hdr,
             smear(4);
             sample_replication.apply();
         } else if (meta.status == STATUS_OK && op == OP_RESET) {
-            std.mcast_grp = RESET_GROUP;
+            meta.mcast_grp = RESET_GROUP;
         }
-        if (std.mcast_grp == 0) {
-            std.egress_spec = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+        if (meta.mcast_grp == 0) {
+            meta.out_port = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
         }
     }
 }

@@ -2,14 +2,13 @@
  * replay_reply.p4 -- turn the request in this packet (or this copy of it) into
  * its reply, addressed back to the requester, in egress: the egress port is
  * already the requester's (or the CPU port, where the reply gets a packet_in
- * header). Every reply is truncated to its exact length.
+ * header). meta.frame_len is the reply's exact length, to which the
+ * architecture's top level truncates the frame.
  */
 #ifndef REPLAY_REPLY_P4
 #define REPLAY_REPLY_P4
 
-control ReplyBuilder(inout headers_t hdr,
-                     inout metadata_t meta,
-                     inout standard_metadata_t std) {
+control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
     apply {
         bit<48> mac = hdr.ethernet.dst_addr;
         hdr.ethernet.dst_addr = hdr.ethernet.src_addr;
@@ -54,14 +53,13 @@ control ReplyBuilder(inout headers_t hdr,
         meta.ip_rewritten = 1;
 
         hdr.packet_out.setInvalid();
-        bit<32> frame_len = ETHERNET_BYTES + (bit<32>)hdr.ipv4.total_len;
-        if (std.egress_port == CPU_PORT) {
+        meta.frame_len = ETHERNET_BYTES + (bit<32>)hdr.ipv4.total_len;
+        if (meta.egress_port == CPU_PORT) {
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.orig_port;
             hdr.packet_in._pad = 0;
-            frame_len = frame_len + CONTROLLER_HDR_BYTES;
+            meta.frame_len = meta.frame_len + CONTROLLER_HDR_BYTES;
         }
-        truncate(frame_len);
     }
 }
 

@@ -21,19 +21,21 @@
  *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
  *   SlotStore     slot_record_stamp, payload_w0 .. w15
- *   reply         ReplyBuilder, or drop (no ACK asked, not reply 0 of a refused
- *                 SAMPLE), or recirculate (a SAMPLE reply whose draws all
+ *   verdict       reply (ReplyBuilder), drop (no ACK asked, not reply 0 of a
+ *                 refused SAMPLE), or again (a SAMPLE reply whose draws all
  *                 overshot or that landed on a slot another thread is still
  *                 writing, the next RESET round)
  *   stats         replay_requests[table, op, status] once per request,
  *                 replay_sampled[table] per experience a SAMPLE returns
+ *
+ * Shared by both architectures. The state stages are each architecture's own
+ * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
+ * the architecture's top level acts on meta.verdict (send, drop, recirculate).
  */
 #ifndef REPLAY_SERVICE_P4
 #define REPLAY_SERVICE_P4
 
-control ReplayService(inout headers_t hdr,
-                      inout metadata_t meta,
-                      inout standard_metadata_t std) {
+control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     RingState() ring;
     UniformDraw() uniform;
     SlotGuard() guard;
@@ -42,8 +44,8 @@ control ReplayService(inout headers_t hdr,
     SlotStore() store;
     ReplyBuilder() reply;
 
-    counter(STATS_SIZE, CounterType.packets_and_bytes) replay_requests;
-    counter(NUM_TABLES, CounterType.packets_and_bytes) replay_sampled;
+    STATS_COUNTER(replay_requests, STATS_SIZE);
+    STATS_COUNTER(replay_sampled, NUM_TABLES);
 
     action plan(bit<8> ring_op, bit<8> guard_op, bit<8> max_op, bit<8> tree_op,
                 bit<8> store_op) {
@@ -75,125 +77,125 @@ control ReplayService(inout headers_t hdr,
 
     apply {
         bit<8> op = hdr.replay.op;
-        if (std.instance_type == INSTANCE_REPLICATION && op == OP_SAMPLE
-            && std.egress_rid >= (bit<16>)hdr.replay.count) {
-            mark_to_drop(std);   /* a copy past n: the group is n rounded up to 2^k */
-            exit;
-        }
-        meta.table_index = (bit<32>)hdr.replay.table_id;
-        meta.slot = hdr.replay.slot;
-        meta.stamp = hdr.replay.stamp;
-        meta.priority = hdr.replay.priority;
-        if (std.instance_type == INSTANCE_REPLICATION) {
-            meta.index = (bit<8>)std.egress_rid;
+        if (meta.is_replica == 1 && op == OP_SAMPLE && meta.rid >= (bit<16>)hdr.replay.count) {
+            meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
-            meta.index = meta.copy_index;
-        }
-        bool round_done = false;      /* RESET: last copy of its round */
-        bool reset_done = false;      /* RESET: ... of the last round */
+            meta.table_index = (bit<32>)hdr.replay.table_id;
+            meta.slot = hdr.replay.slot;
+            meta.stamp = hdr.replay.stamp;
+            meta.priority = hdr.replay.priority;
+            if (meta.is_replica == 1) {
+                meta.index = (bit<8>)meta.rid;
+            } else {
+                meta.index = meta.copy_index;
+            }
+            bool round_done = false;      /* RESET: last copy of its round */
+            bool reset_done = false;      /* RESET: ... of the last round */
 
-        /* ---- plan ------------------------------------------------------------ */
-        if (meta.status == STATUS_OK) {
-            replay_plan.apply();
-            if (op == OP_SAMPLE && meta.mode == MODE_PRIORITIZED) {
-                meta.tree_op = TREE_WALK;
-            } else if (op == OP_SET_STATE) {
-                meta.size = hdr.replay.size;
-            } else if (op == OP_RESET) {
-                meta.slot = meta.reset_base + (bit<32>)std.egress_rid;
-                meta.stamp = 0;
-                meta.priority = 0;
-                round_done = (bit<32>)std.egress_rid == RESET_FANOUT - 1;
-                reset_done = round_done && meta.slot == NUM_SLOTS - 1;
-                if (!reset_done) {
-                    meta.ring_op = 0;
-                    meta.max_op = 0;
+            /* ---- plan ------------------------------------------------------------ */
+            if (meta.status == STATUS_OK) {
+                replay_plan.apply();
+                if (op == OP_SAMPLE && meta.mode == MODE_PRIORITIZED) {
+                    meta.tree_op = TREE_WALK;
+                } else if (op == OP_SET_STATE) {
+                    meta.size = hdr.replay.size;
+                } else if (op == OP_RESET) {
+                    meta.slot = meta.reset_base + (bit<32>)meta.rid;
+                    meta.stamp = 0;
+                    meta.priority = 0;
+                    round_done = (bit<32>)meta.rid == RESET_FANOUT - 1;
+                    reset_done = round_done && meta.slot == NUM_SLOTS - 1;
+                    if (!reset_done) {
+                        meta.ring_op = 0;
+                        meta.max_op = 0;
+                    }
                 }
             }
-        }
 
-        /* ---- state ----------------------------------------------------------- */
-        ring.apply(meta);
-        if (op == OP_SAMPLE && meta.status == STATUS_OK) {
-            if (meta.size < meta.min_size || meta.size == 0) {
-                meta.status = STATUS_BELOW_MIN_SIZE;
+            /* ---- state ----------------------------------------------------------- */
+            ring.apply(meta);
+            if (op == OP_SAMPLE && meta.status == STATUS_OK) {
+                if (meta.size < meta.min_size || meta.size == 0) {
+                    meta.status = STATUS_BELOW_MIN_SIZE;
+                    meta.tree_op = TREE_TOTAL;
+                } else if (meta.tree_op == TREE_READ) {
+                    uniform.apply(meta);
+                    if (meta.found == 0) {
+                        meta.tree_op = 0;
+                    }
+                }
+            }
+            guard.apply(meta);
+            if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
+                meta.status = STATUS_STALE;
+                meta.max_op = 0;
                 meta.tree_op = TREE_TOTAL;
-            } else if (meta.tree_op == TREE_READ) {
-                uniform.apply(meta);
-                if (meta.found == 0) {
-                    meta.tree_op = 0;
+            }
+            max_priority.apply(meta);
+            tree.apply(meta);
+            if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
+                meta.store_op = 0;
+            }
+            store.apply(meta, hdr.payload);
+            if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1 && meta.stamp == 0
+                && meta.redraws < EMPTY_SLOT_REDRAWS) {
+                meta.found = 0;                          /* a slot still being written */
+                hdr.payload.setInvalid();
+            }
+
+            /* ---- reply, drop or another pass -------------------------------------- */
+            bool answer = true;
+            bool again = false;
+            if (op == OP_SAMPLE) {
+                if (meta.status == STATUS_OK && meta.found == 0) {
+                    again = true;             /* every draw overshot, or an unwritten slot */
+                    meta.redraw = 1;
+                    meta.redraws = meta.redraws + 1;
+                    meta.copy_index = meta.index;
+                } else if (meta.status != STATUS_OK && meta.index != 0) {
+                    answer = false;                      /* a refusal answers once */
                 }
+            } else if (op == OP_RESET && meta.status == STATUS_OK) {
+                if (!round_done) {
+                    answer = false;
+                } else if (!reset_done) {
+                    again = true;
+                    meta.reset_base = meta.reset_base + RESET_FANOUT;
+                }
+            } else if ((op == OP_INSERT || op == OP_UPDATE)
+                       && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
+                answer = (hdr.replay.flags & FLAG_ACK) != 0;
             }
-        }
-        guard.apply(meta);
-        if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
-            meta.status = STATUS_STALE;
-            meta.max_op = 0;
-            meta.tree_op = TREE_TOTAL;
-        }
-        max_priority.apply(meta);
-        tree.apply(meta);
-        if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
-            meta.store_op = 0;
-        }
-        store.apply(meta, hdr.payload);
-        if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1 && meta.stamp == 0
-            && meta.redraws < EMPTY_SLOT_REDRAWS) {
-            meta.found = 0;                          /* a slot still being written */
-            hdr.payload.setInvalid();
-        }
-
-        /* ---- reply, drop or another pass -------------------------------------- */
-        bool answer = true;
-        bool again = false;
-        if (op == OP_SAMPLE) {
-            if (meta.status == STATUS_OK && meta.found == 0) {
-                again = true;             /* every draw overshot, or an unwritten slot */
-                meta.redraw = 1;
-                meta.redraws = meta.redraws + 1;
-                meta.copy_index = meta.index;
-            } else if (meta.status != STATUS_OK && meta.index != 0) {
-                answer = false;                      /* a refusal answers once */
-            }
-        } else if (op == OP_RESET && meta.status == STATUS_OK) {
-            if (!round_done) {
+            if (again) {
                 answer = false;
-            } else if (!reset_done) {
-                again = true;
-                meta.reset_base = meta.reset_base + RESET_FANOUT;
             }
-        } else if ((op == OP_INSERT || op == OP_UPDATE)
-                   && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
-            answer = (hdr.replay.flags & FLAG_ACK) != 0;
-        }
-        if (again) {
-            answer = false;
-        }
 
-        /* ---- stats ----------------------------------------------------------- */
-        if (!again && (op != OP_SAMPLE || meta.index == 0)
-            && (op != OP_RESET || meta.status != STATUS_OK || reset_done)) {
-            bit<32> bucket = NUM_TABLES;
-            if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
-                && meta.status != STATUS_UNKNOWN_TABLE) {
-                bucket = meta.table_index;
+            /* ---- stats ----------------------------------------------------------- */
+            if (!again && (op != OP_SAMPLE || meta.index == 0)
+                && (op != OP_RESET || meta.status != STATUS_OK || reset_done)) {
+                bit<32> bucket = NUM_TABLES;
+                if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
+                    && meta.status != STATUS_UNKNOWN_TABLE) {
+                    bucket = meta.table_index;
+                }
+                bit<32> op_bucket = 0;
+                if (op <= OP_LAST) {
+                    op_bucket = (bit<32>)op;
+                }
+                replay_requests.count((bucket << 8) | (op_bucket << 4) | (bit<32>)meta.status);
             }
-            bit<32> op_bucket = 0;
-            if (op <= OP_LAST) {
-                op_bucket = (bit<32>)op;
+            if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
+                replay_sampled.count(meta.table_index);
             }
-            replay_requests.count((bucket << 8) | (op_bucket << 4) | (bit<32>)meta.status);
-        }
-        if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
-            replay_sampled.count(meta.table_index);
-        }
 
-        if (answer) {
-            reply.apply(hdr, meta, std);
-        } else if (again) {
-            recirculate_preserving_field_list(FL_RECIRC);
-        } else {
-            mark_to_drop(std);
+            if (answer) {
+                reply.apply(hdr, meta);
+                meta.verdict = EGRESS_REPLY;
+            } else if (again) {
+                meta.verdict = EGRESS_AGAIN;
+            } else {
+                meta.verdict = EGRESS_DROP;
+            }
         }
     }
 }

@@ -1,0 +1,197 @@
+/*
+ * replay_tna.p4 -- in-network experience replay for distributed DQN, for
+ * Tofino (TNA). The same replay logic as replay.p4 (v1model): the controls in
+ * include/ are shared; tna/ holds this architecture's parsers, bridged
+ * headers and the state-holding controls written as RegisterActions.
+ *
+ * Passes through the Tofino pipeline (docs/hardware.md has the stage map):
+ *   ingress   as on v1model: SourceGuard, ArpResponder, ReplayAdmission,
+ *             Ipv4Forwarding; admission's decisions travel to egress in
+ *             bridge_h. Ingress holds no replay state.
+ *   PRE       SAMPLE n: n copies toward the requester (rid = reply index);
+ *             RESET: RESET_FANOUT copies to LOOP_PORT.
+ *   egress    replay requests and their copies -> ReplayService, where all
+ *             replay state lives; broadcast copies are readdressed. A replay
+ *             packet leaving by LOOP_PORT carries loop_h back to ingress:
+ *             the next RESET round, or a finished reply to deliver.
+ * Egress cannot recirculate on TNA, so a SAMPLE copy never takes a second
+ * pass (tna/draw.p4 folds an overshooting draw; stages run packets in order,
+ * so no copy reads a claimed slot before its INSERT has written it).
+ */
+#include <core.p4>
+#include <tna.p4>
+
+/* include/: shared by every architecture; tna/: this one's own. */
+#include "include/constants.p4"
+#include "tna/arch.p4"
+#include "include/headers.p4"
+#include "tna/bridge.p4"
+#include "include/parser.p4"
+#include "tna/parser.p4"
+#include "include/forwarding.p4"
+#include "include/replay_admission.p4"
+#include "tna/table_state.p4"
+#include "tna/draw.p4"
+#include "tna/sum_tree.p4"
+#include "tna/slot_store.p4"
+#include "include/replay_reply.p4"
+#include "include/replay_service.p4"
+
+@pa_auto_init_metadata
+control ReplayIngress(inout tna_headers_t hdr,
+                      inout metadata_t meta,
+                      in ingress_intrinsic_metadata_t ig_intr_md,
+                      in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                      inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                      inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    SourceGuard() source;
+    ArpResponder() arp;
+    Ipv4Forwarding() ipv4;
+    ReplayAdmission() replay;
+
+    action replay_vip_hit() {
+        meta.is_request = 1;
+    }
+
+    /* The replay service's virtual IP (its MAC is answered by arp_responder). */
+    table replay_vip {
+        key = { hdr.replay.ipv4.dst_addr : exact @name("hdr.ipv4.dst_addr"); }
+        actions = { replay_vip_hit; NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
+
+    apply {
+        meta.in_port = ig_intr_md.ingress_port;
+        meta.recirculated = (bit<1>)hdr.loop.isValid();
+        if (hdr.loop.isValid()) {
+            meta.from_cpu = hdr.loop.from_cpu;
+            meta.orig_port = hdr.loop.orig_port;
+            meta.reset_base = hdr.loop.reset_base;
+        } else {
+            meta.orig_port = ig_intr_md.ingress_port;
+            meta.from_cpu = (bit<1>)(ig_intr_md.ingress_port == CPU_PORT);
+        }
+
+        if (hdr.loop.isValid() && hdr.loop.deliver == 1) {
+            /* A reply finished on LOOP_PORT: on to the requester. */
+            meta.out_port = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+            if (meta.from_cpu == 1) {
+                hdr.replay.packet_in.setValid();
+                hdr.replay.packet_in.ingress_port = meta.orig_port;
+                hdr.replay.packet_in._pad = 0;
+            }
+        } else if (hdr.replay.packet_out.isValid() && hdr.replay.packet_out.egress_port != 0) {
+            /* Controller packet-out with an explicit port: send it there as is. */
+            meta.out_port = hdr.replay.packet_out.egress_port;
+            hdr.replay.packet_out.setInvalid();
+        } else {
+            if (hdr.replay.ipv4.isValid() && meta.from_cpu == 0 && meta.recirculated == 0) {
+                source.apply(hdr.replay, meta);
+            }
+            /* A first fragment (MF set) is not replay traffic. */
+            if (meta.dropped == 0 && hdr.replay.udp.isValid()
+                && hdr.replay.udp.dst_port == REPLAY_UDP_PORT
+                && (hdr.replay.ipv4.flags & IPV4_FLAG_MF) == 0) {
+                replay_vip.apply();
+            }
+            if (meta.dropped == 1) {
+                /* SourceGuard refused it */
+            } else if (hdr.replay.arp.isValid()) {
+                arp.apply(hdr.replay, meta);
+            } else if (meta.is_request == 1) {
+                replay.apply(hdr.replay, meta);
+            } else if (hdr.replay.ipv4.isValid()) {
+                ipv4.apply(hdr.replay, meta);
+            } else {
+                meta.dropped = 1;
+            }
+        }
+        hdr.loop.setInvalid();
+
+        /* The shared controls' verdict, in TNA's terms. */
+        if (meta.dropped == 1) {
+            ig_dprsr_md.drop_ctl = 1;
+        } else if (meta.mcast_grp != 0) {
+            ig_tm_md.mcast_grp_a = meta.mcast_grp;
+        } else {
+            ig_tm_md.ucast_egress_port = meta.out_port;
+        }
+
+        /* Admission's decisions, for egress. */
+        hdr.bridge.setValid();
+        hdr.bridge._pad0 = 0;
+        hdr.bridge.is_replica = (bit<1>)(meta.mcast_grp != 0);
+        hdr.bridge.is_request = meta.is_request;
+        hdr.bridge.from_cpu = meta.from_cpu;
+        hdr.bridge.has_priority = meta.has_priority;
+        hdr.bridge._pad1 = 0;
+        hdr.bridge.orig_port = meta.orig_port;
+        hdr.bridge.status = meta.status;
+        hdr.bridge.mode = meta.mode;
+        hdr.bridge.capacity = meta.capacity;
+        hdr.bridge.min_size = meta.min_size;
+        hdr.bridge.reset_base = meta.reset_base;
+    }
+}
+
+@pa_auto_init_metadata
+control ReplayEgress(inout tna_headers_t hdr,
+                     inout metadata_t meta,
+                     in egress_intrinsic_metadata_t eg_intr_md,
+                     in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+                     inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+                     inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    ReplayService() replay;
+    BroadcastRewrite() broadcast;
+
+    apply {
+        meta.is_replica = hdr.bridge.is_replica;
+        meta.is_request = hdr.bridge.is_request;
+        meta.from_cpu = hdr.bridge.from_cpu;
+        meta.has_priority = hdr.bridge.has_priority;
+        meta.orig_port = hdr.bridge.orig_port;
+        meta.status = hdr.bridge.status;
+        meta.mode = hdr.bridge.mode;
+        meta.capacity = hdr.bridge.capacity;
+        meta.min_size = hdr.bridge.min_size;
+        meta.reset_base = hdr.bridge.reset_base;
+        hdr.bridge.setInvalid();
+        meta.rid = eg_intr_md.egress_rid;
+        /* The port a reply leaves by in the end: LOOP_PORT only passes it on. */
+        meta.egress_port = eg_intr_md.egress_port;
+        if (eg_intr_md.egress_port == LOOP_PORT) {
+            meta.egress_port = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+        }
+        /* No copy waits for a slot being written (see the top of this file). */
+        meta.redraws = EMPTY_SLOT_REDRAWS;
+
+        if (meta.is_request == 1) {
+            replay.apply(hdr.replay, meta);
+            if (meta.verdict == EGRESS_DROP) {
+                eg_dprsr_md.drop_ctl = 1;
+            } else if (eg_intr_md.egress_port == LOOP_PORT) {
+                hdr.loop.setValid();
+                hdr.loop._pad0 = 0;
+                hdr.loop.deliver = (bit<1>)(meta.verdict == EGRESS_REPLY);
+                hdr.loop.from_cpu = meta.from_cpu;
+                hdr.loop._pad1 = 0;
+                hdr.loop.orig_port = meta.orig_port;
+                hdr.loop.reset_base = meta.reset_base;
+            } else if (meta.verdict == EGRESS_AGAIN) {
+                eg_dprsr_md.drop_ctl = 1;   /* no second pass off LOOP_PORT (none is asked) */
+            }
+        } else if (meta.is_replica == 1) {
+            broadcast.apply(hdr.replay, meta);
+        }
+    }
+}
+
+Pipeline(ReplayIngressParser(),
+         ReplayIngress(),
+         ReplayIngressDeparser(),
+         ReplayEgressParser(),
+         ReplayEgress(),
+         ReplayEgressDeparser()) pipe;
+
+Switch(pipe) main;

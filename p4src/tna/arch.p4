@@ -1,0 +1,20 @@
+/*
+ * tna/arch.p4 -- what the shared controls need from the architecture, in
+ * TNA's terms (p4src/v1model/arch.p4 has the same names for v1model).
+ */
+#ifndef REPLAY_ARCH_P4
+#define REPLAY_ARCH_P4
+
+/* Tofino 1 (2-pipe and 4-pipe parts): the CPU PCIe port, and the port a
+ * replay packet loops through when it needs another pass (pipe 0's
+ * recirculation port 68). The bmv2 build has no loop port: it recirculates. */
+const bit<9> CPU_PORT  = 64;
+const bit<9> LOOP_PORT = 68;
+
+/* A packet counter per port, and the request statistics. */
+#define PORT_COUNTER(name) Counter<bit<32>, bit<9>>(MAX_PORTS, CounterType_t.PACKETS) name
+#define COUNT_PORT(name, port) name.count(port)
+#define STATS_COUNTER(name, size) \
+    Counter<bit<64>, bit<32>>(size, CounterType_t.PACKETS_AND_BYTES) name
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * tna/bridge.p4 -- what travels with a packet between passes on TNA, where
+ * metadata does not cross from ingress to egress by itself.
+ *
+ *   bridge_h   ingress -> egress, in front of every packet the ingress
+ *              deparser hands to the traffic manager (and so to every copy the
+ *              PRE makes): admission's decisions about a replay request.
+ *   loop_h     egress -> ingress, in front of a replay packet leaving by
+ *              LOOP_PORT: what v1model keeps in its FL_RECIRC field list
+ *              (the next RESET round), or that the packet is a finished reply
+ *              the ingress only delivers.
+ *
+ * Byte layouts (padding fields make each header whole bytes):
+ *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority) |
+ *             2 B orig_port | 1 B status | 1 B mode | 4 B capacity |
+ *             4 B min_size | 4 B reset_base                           = 17 B
+ *   loop_h    1 B flags (deliver, from_cpu) | 2 B orig_port | 4 B reset_base
+ *                                                                       = 7 B
+ */
+#ifndef REPLAY_TNA_BRIDGE_P4
+#define REPLAY_TNA_BRIDGE_P4
+
+header bridge_h {
+    bit<4>  _pad0;
+    bit<1>  is_replica;      /* the PRE made this copy (the rid is its index) */
+    bit<1>  is_request;
+    bit<1>  from_cpu;
+    bit<1>  has_priority;
+    bit<7>  _pad1;
+    bit<9>  orig_port;
+    bit<8>  status;
+    bit<8>  mode;
+    bit<32> capacity;
+    bit<32> min_size;
+    bit<32> reset_base;
+}
+
+header loop_h {
+    bit<6>  _pad0;
+    bit<1>  deliver;         /* a finished reply: ingress only forwards it */
+    bit<1>  from_cpu;
+    bit<7>  _pad1;
+    bit<9>  orig_port;
+    bit<32> reset_base;
+}
+
+/* The TNA program's header stack: its own headers in front of the shared ones. */
+struct tna_headers_t {
+    bridge_h  bridge;
+    loop_h    loop;
+    headers_t replay;
+}
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * tna/draw.p4 -- the random draws of a SAMPLE reply on TNA, over
+ * power-of-two ranges only (as v1model/draw.p4).
+ *
+ * To draw from [0, n): a 32-bit Random<> value masked to the smallest power
+ * of two >= n, rejected when >= n. The mask comes from a ternary table on
+ * n - 1 (its leading bit), one lookup where v1model smears the bit in six
+ * shift steps. SAMPLE_DRAWS attempts are made in one pass and the first one
+ * inside the range is taken. Egress cannot recirculate on TNA, so when every
+ * attempt overshoots (probability < 2^-4) the last one is folded into the
+ * range (minus n): that reply is biased, which v1model avoids by drawing again
+ * in another pass. docs/hardware.md lists this difference.
+ */
+#ifndef REPLAY_DRAW_P4
+#define REPLAY_DRAW_P4
+
+/* Ternary entries: value - 1 whose leading bit is bit b -> mask 2^(b+1) - 1. */
+#define LEADING_BIT_MASKS(set) \
+    32w0x80000000 &&& 32w0x80000000 : set(32w0xFFFFFFFF); \
+    32w0x40000000 &&& 32w0xC0000000 : set(32w0x7FFFFFFF); \
+    32w0x20000000 &&& 32w0xE0000000 : set(32w0x3FFFFFFF); \
+    32w0x10000000 &&& 32w0xF0000000 : set(32w0x1FFFFFFF); \
+    32w0x08000000 &&& 32w0xF8000000 : set(32w0x0FFFFFFF); \
+    32w0x04000000 &&& 32w0xFC000000 : set(32w0x07FFFFFF); \
+    32w0x02000000 &&& 32w0xFE000000 : set(32w0x03FFFFFF); \
+    32w0x01000000 &&& 32w0xFF000000 : set(32w0x01FFFFFF); \
+    32w0x00800000 &&& 32w0xFF800000 : set(32w0x00FFFFFF); \
+    32w0x00400000 &&& 32w0xFFC00000 : set(32w0x007FFFFF); \
+    32w0x00200000 &&& 32w0xFFE00000 : set(32w0x003FFFFF); \
+    32w0x00100000 &&& 32w0xFFF00000 : set(32w0x001FFFFF); \
+    32w0x00080000 &&& 32w0xFFF80000 : set(32w0x000FFFFF); \
+    32w0x00040000 &&& 32w0xFFFC0000 : set(32w0x0007FFFF); \
+    32w0x00020000 &&& 32w0xFFFE0000 : set(32w0x0003FFFF); \
+    32w0x00010000 &&& 32w0xFFFF0000 : set(32w0x0001FFFF); \
+    32w0x00008000 &&& 32w0xFFFF8000 : set(32w0x0000FFFF); \
+    32w0x00004000 &&& 32w0xFFFFC000 : set(32w0x00007FFF); \
+    32w0x00002000 &&& 32w0xFFFFE000 : set(32w0x00003FFF); \
+    32w0x00001000 &&& 32w0xFFFFF000 : set(32w0x00001FFF); \
+    32w0x00000800 &&& 32w0xFFFFF800 : set(32w0x00000FFF); \
+    32w0x00000400 &&& 32w0xFFFFFC00 : set(32w0x000007FF); \
+    32w0x00000200 &&& 32w0xFFFFFE00 : set(32w0x000003FF); \
+    32w0x00000100 &&& 32w0xFFFFFF00 : set(32w0x000001FF); \
+    32w0x00000080 &&& 32w0xFFFFFF80 : set(32w0x000000FF); \
+    32w0x00000040 &&& 32w0xFFFFFFC0 : set(32w0x0000007F); \
+    32w0x00000020 &&& 32w0xFFFFFFE0 : set(32w0x0000003F); \
+    32w0x00000010 &&& 32w0xFFFFFFF0 : set(32w0x0000001F); \
+    32w0x00000008 &&& 32w0xFFFFFFF8 : set(32w0x0000000F); \
+    32w0x00000004 &&& 32w0xFFFFFFFC : set(32w0x00000007); \
+    32w0x00000002 &&& 32w0xFFFFFFFE : set(32w0x00000003); \
+    32w0x00000001 &&& 32w0xFFFFFFFF : set(32w0x00000001); \
+    32w0x00000000 &&& 32w0xFFFFFFFF : set(32w0x00000000);
+
+/* Four masked draws from [0, 2^k) into meta.draw0..3 (low 32 bits), the
+ * first one below meta.lo (the bound n) into meta.cell. */
+control MaskedDraw(inout metadata_t meta) {
+    Random<bit<32>>() rng0;
+    Random<bit<32>>() rng1;
+    Random<bit<32>>() rng2;
+    Random<bit<32>>() rng3;
+
+    action set_mask(bit<32> mask) {
+        meta.draw0 = (bit<64>)(rng0.get() & mask);
+        meta.draw1 = (bit<64>)(rng1.get() & mask);
+        meta.draw2 = (bit<64>)(rng2.get() & mask);
+        meta.draw3 = (bit<64>)(rng3.get() & mask);
+    }
+
+    table draw_mask {
+        key = { meta.hi : ternary; }     /* the bound minus one */
+        actions = { set_mask; }
+        const entries = {
+            LEADING_BIT_MASKS(set_mask)
+        }
+        default_action = set_mask(0);
+    }
+
+    apply {
+        meta.hi = meta.lo - 1;
+        draw_mask.apply();
+        meta.found = 1;
+        if (meta.draw0[31:0] < meta.lo) {
+            meta.cell = meta.draw0[31:0];
+        } else if (meta.draw1[31:0] < meta.lo) {
+            meta.cell = meta.draw1[31:0];
+        } else if (meta.draw2[31:0] < meta.lo) {
+            meta.cell = meta.draw2[31:0];
+        } else if (meta.draw3[31:0] < meta.lo) {
+            meta.cell = meta.draw3[31:0];
+        } else {
+            meta.cell = meta.draw3[31:0] - meta.lo;   /* folded: see above */
+        }
+    }
+}
+
+/* Uniform: meta.slot in [0, meta.size). */
+control UniformDraw(inout metadata_t meta) {
+    MaskedDraw() masked;
+
+    apply {
+        meta.lo = meta.size;
+        masked.apply(meta);
+        meta.slot = meta.cell;
+    }
+}
+
+/* Proportional: meta.r in [0, meta.total), which the sum tree walks down. */
+control ProportionalDraw(inout metadata_t meta) {
+    MaskedDraw() masked;
+
+    apply {
+        meta.lo = meta.total[31:0];
+        masked.apply(meta);
+        meta.r = (bit<64>)meta.cell;
+    }
+}
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * tna/slot_store.p4 -- what each slot holds besides its priority, on TNA: the
+ * same two stages, tables and register names as v1model/slot_store.p4.
+ * Each register action reads or writes one 32-bit cell; a record is the
+ * stamp array plus one array per payload word, spread over stages by the
+ * compiler. Tofino runs packets through a stage one at a time and in order,
+ * so a record read after an INSERT has passed its stage is the whole record.
+ */
+#ifndef REPLAY_SLOT_STORE_P4
+#define REPLAY_SLOT_STORE_P4
+
+const bit<8> GUARD_WRITE = 1;   /* INSERT, WRITE, RESET: the slot's new stamp */
+const bit<8> GUARD_CHECK = 2;   /* UPDATE: guard_ok = the slot still holds meta.stamp */
+
+control SlotGuard(inout metadata_t meta) {
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_stamp;
+
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_stamp) stamp_write = {
+        void apply(inout bit<32> value) { value = meta.stamp; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<1>>(slot_stamp) stamp_check = {
+        void apply(inout bit<32> value, out bit<1> same) {
+            if (value != 0 && value == meta.stamp) {
+                same = 1;
+            } else {
+                same = 0;
+            }
+        }
+    };
+
+    action write_stamp() {
+        stamp_write.execute((meta.table_index << SLOT_BITS) | meta.slot);
+    }
+
+    action check_stamp() {
+        meta.guard_ok = stamp_check.execute((meta.table_index << SLOT_BITS) | meta.slot);
+    }
+
+    table slot_guard {
+        key = { meta.guard_op : exact; }
+        actions = { write_stamp; check_stamp; NoAction; }
+        const entries = {
+            GUARD_WRITE : write_stamp();
+            GUARD_CHECK : check_stamp();
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        slot_guard.apply();
+    }
+}
+
+const bit<8> STORE_WRITE = 1;   /* stamp + payload from the packet */
+const bit<8> STORE_READ  = 2;   /* stamp + payload into the packet */
+const bit<8> STORE_CLEAR = 3;   /* stamp and payload to zero */
+
+/* A record array's register actions: write from the packet, read, clear. */
+#define RECORD_ACTIONS(reg, from) \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_write = { \
+        void apply(inout bit<32> value) { value = from; } \
+    }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_read = { \
+        void apply(inout bit<32> value, out bit<32> result) { result = value; } \
+    }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_clear = { \
+        void apply(inout bit<32> value) { value = 0; } \
+    };
+
+control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_stamp;
+    RECORD_ACTIONS(slot_record_stamp, meta.stamp)
+#define DECLARE_WORD_ARRAY(i) \
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) payload_w##i; \
+    RECORD_ACTIONS(payload_w##i, payload.w##i)
+    FOR_EACH_WORD(DECLARE_WORD_ARRAY)
+
+    action write_record() {
+        slot_record_stamp_write.execute(meta.cell);
+#define WRITE_WORD(i) payload_w##i##_write.execute(meta.cell);
+        FOR_EACH_WORD(WRITE_WORD)
+    }
+
+    action read_record() {
+        meta.stamp = slot_record_stamp_read.execute(meta.cell);
+        payload.setValid();
+#define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(meta.cell);
+        FOR_EACH_WORD(READ_WORD)
+    }
+
+    action clear_record() {
+        slot_record_stamp_clear.execute(meta.cell);
+#define CLEAR_WORD(i) payload_w##i##_clear.execute(meta.cell);
+        FOR_EACH_WORD(CLEAR_WORD)
+    }
+
+    table slot_store {
+        key = { meta.store_op : exact; }
+        actions = { write_record; read_record; clear_record; NoAction; }
+        const entries = {
+            STORE_WRITE : write_record();
+            STORE_READ  : read_record();
+            STORE_CLEAR : clear_record();
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_store.apply();
+    }
+}
+
+#endif

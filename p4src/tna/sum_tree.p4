@@ -1,0 +1,199 @@
+/*
+ * tna/sum_tree.p4 -- the priority sum tree on TNA: the same stages, tables
+ * and ops as v1model/sum_tree.p4, one Register per level.
+ *
+ * Differences from v1model, all from what one stateful ALU does in one pass:
+ *   - Sums are 32 bits (v1model: 64-bit sums as _hi/_lo pairs, so
+ *     tree_root_hi/_lo is tree_root here, and so on). A 64-bit add needs a
+ *     carry between the halves, which one stateful ALU cannot pass to
+ *     another in the same pass. A table's priorities must therefore sum
+ *     below 2^32 (with Q16.16 priorities: 65,536 in all); beyond that the
+ *     sums wrap (docs/hardware.md).
+ *   - The walk's comparison and subtraction at each level follow the
+ *     level's read in the next stage (a stateful ALU outputs one value).
+ * Node n of level l for table t is at index (t << l) | n, as on v1model.
+ */
+#ifndef REPLAY_SUM_TREE_P4
+#define REPLAY_SUM_TREE_P4
+
+#ifndef FOR_EACH_INNER_LEVEL
+#define FOR_EACH_INNER_LEVEL(X) \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#endif
+
+const bit<8> TREE_ADD   = 1;
+const bit<8> TREE_WALK  = 2;
+const bit<8> TREE_READ  = 3;
+const bit<8> TREE_TOTAL = 4;
+
+/* A level's register actions: add the change, or read the cell. */
+#define SUM_ACTIONS(reg) \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_add = { \
+        void apply(inout bit<32> value, out bit<32> result) { \
+            value = value + meta.delta[31:0]; \
+            result = value; \
+        } \
+    }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_read = { \
+        void apply(inout bit<32> value, out bit<32> result) { result = value; } \
+    };
+
+control SumTree(inout metadata_t meta) {
+    ProportionalDraw() draw;
+
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_priority;
+    Register<bit<32>, bit<32>>(NUM_TABLES, 0) tree_root;
+#define DECLARE_LEVEL(l) \
+    Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
+    SUM_ACTIONS(tree_l##l)
+    FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) tree_leaf;
+
+    SUM_ACTIONS(tree_root)
+
+    /* ---- slot_priority ---------------------------------------------------- */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_priority) priority_swap = {
+        void apply(inout bit<32> value, out bit<32> before) {
+            before = value;
+            value = meta.priority;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_priority) priority_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+
+    action swap_priority() {
+        meta.lo = priority_swap.execute((meta.table_index << SLOT_BITS) | meta.slot);
+    }
+
+    action read_priority() {
+        meta.priority = priority_read.execute((meta.table_index << SLOT_BITS) | meta.slot);
+    }
+
+    table leaf_value {
+        key = { meta.tree_op : exact; }
+        actions = { swap_priority; read_priority; NoAction; }
+        const entries = {
+            TREE_ADD  : swap_priority();
+            TREE_READ : read_priority();
+        }
+        default_action = NoAction();
+    }
+
+    /* ---- level 0 ---------------------------------------------------------- */
+    action add_root() {
+        meta.total = (bit<64>)tree_root_add.execute(meta.table_index);
+    }
+
+    action read_root() {
+        meta.total = (bit<64>)tree_root_read.execute(meta.table_index);
+    }
+
+    table root {
+        key = { meta.tree_op : exact; }
+        actions = { add_root; read_root; NoAction; }
+        const entries = {
+            TREE_ADD   : add_root();
+            TREE_WALK  : read_root();
+            TREE_READ  : read_root();
+            TREE_TOTAL : read_root();
+        }
+        default_action = NoAction();
+    }
+
+    /* ---- levels 1 .. L-1 -------------------------------------------------- */
+#define LEVEL(l) \
+    action add_l##l() { \
+        tree_l##l##_add.execute((meta.table_index << l) | (meta.slot >> (SLOT_BITS - l))); \
+    } \
+    action descend_l##l() { \
+        meta.hi = tree_l##l##_read.execute((meta.table_index << l) | (meta.node << 1)); \
+    } \
+    table level_l##l { \
+        key = { meta.tree_op : exact; } \
+        actions = { add_l##l; descend_l##l; NoAction; } \
+        const entries = { \
+            TREE_ADD  : add_l##l(); \
+            TREE_WALK : descend_l##l(); \
+        } \
+        default_action = NoAction(); \
+    }
+    FOR_EACH_INNER_LEVEL(LEVEL)
+
+    /* ---- level L ---------------------------------------------------------- */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tree_leaf) leaf_write = {
+        void apply(inout bit<32> value) { value = meta.priority; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tree_leaf) leaf_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+
+    action write_leaf() {
+        leaf_write.execute((meta.table_index << SLOT_BITS) | meta.slot);
+    }
+
+    action descend_leaf() {
+        meta.hi = leaf_read.execute((meta.table_index << SLOT_BITS) | (meta.node << 1));
+    }
+
+    table leaf {
+        key = { meta.tree_op : exact; }
+        actions = { write_leaf; descend_leaf; NoAction; }
+        const entries = {
+            TREE_ADD  : write_leaf();
+            TREE_WALK : descend_leaf();
+        }
+        default_action = NoAction();
+    }
+
+    /* The walk's step after reading a left child's sum (meta.hi): go left
+     * if r falls inside it, else right with r and the node's sum reduced. */
+    action step_left() {
+        meta.node = meta.node << 1;
+        meta.cur = (bit<64>)meta.hi;
+    }
+
+    action step_right() {
+        meta.node = (meta.node << 1) | 1;
+        meta.r = meta.r - (bit<64>)meta.hi;
+        meta.cur = meta.cur - (bit<64>)meta.hi;
+    }
+
+    apply {
+        leaf_value.apply();
+        if (meta.tree_op == TREE_ADD) {
+            meta.delta = (bit<64>)(meta.priority - meta.lo);
+        }
+        root.apply();
+        if (meta.tree_op == TREE_WALK) {
+            meta.cur = meta.total;
+            meta.node = 0;
+            if (meta.total == 0) {
+                meta.status = STATUS_EMPTY;
+                meta.tree_op = 0;
+            } else {
+                draw.apply(meta);
+            }
+        }
+        if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
+#define APPLY_LEVEL(l) \
+            level_l##l.apply(); \
+            if (meta.tree_op == TREE_WALK) { \
+                if (meta.r[31:0] < meta.hi) { step_left(); } else { step_right(); } \
+            }
+            FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
+            leaf.apply();
+            if (meta.tree_op == TREE_WALK) {
+                if (meta.r[31:0] < meta.hi) {
+                    meta.slot = meta.node << 1;
+                    meta.priority = meta.hi;
+                } else {
+                    meta.slot = (meta.node << 1) | 1;
+                    meta.priority = meta.cur[31:0] - meta.hi;
+                }
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * tna/table_state.p4 -- per-table ring and running max priority, as TNA
+ * RegisterActions: the same controls, tables, register names and ops as
+ * v1model/table_state.p4. Each RegisterAction is one read-modify-write of one
+ * 32-bit cell in one stateful ALU; an action runs at most one per register.
+ */
+#ifndef REPLAY_TABLE_STATE_P4
+#define REPLAY_TABLE_STATE_P4
+
+const bit<8> RING_ALLOCATE  = 1;   /* INSERT: claim the next slot, its stamp, new size */
+const bit<8> RING_READ_SIZE = 2;
+const bit<8> RING_READ_ALL  = 3;   /* GET_STATE: pointer, sequence, size */
+const bit<8> RING_WRITE_ALL = 4;   /* SET_STATE */
+const bit<8> RING_CLEAR     = 5;   /* RESET, last reply */
+
+control RingState(inout metadata_t meta) {
+    Register<bit<32>, bit<32>>(NUM_TABLES, 0) ring_ptr;
+    Register<bit<32>, bit<32>>(NUM_TABLES, 0) ring_count;
+    Register<bit<32>, bit<32>>(NUM_TABLES, 0) insert_seq;
+
+    /* The slot to write is the pointer (0 if the capacity was lowered below
+     * it); the pointer moves on, wrapping at the capacity. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_ptr) ptr_allocate = {
+        void apply(inout bit<32> value, out bit<32> slot) {
+            if (value >= meta.capacity) {
+                slot = 0;
+            } else {
+                slot = value;
+            }
+            if (value + 1 >= meta.capacity) {
+                value = 0;
+            } else {
+                value = value + 1;
+            }
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_ptr) ptr_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_ptr) ptr_write = {
+        void apply(inout bit<32> value) { value = meta.slot; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_ptr) ptr_clear = {
+        void apply(inout bit<32> value) { value = 0; }
+    };
+
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_count) count_allocate = {
+        void apply(inout bit<32> value, out bit<32> size) {
+            if (value < meta.capacity) {
+                value = value + 1;
+            } else {
+                value = meta.capacity;
+            }
+            size = value;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_count) count_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_count) count_write = {
+        void apply(inout bit<32> value) { value = meta.size; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(ring_count) count_clear = {
+        void apply(inout bit<32> value) { value = 0; }
+    };
+
+    RegisterAction<bit<32>, bit<32>, bit<32>>(insert_seq) seq_next = {
+        void apply(inout bit<32> value, out bit<32> stamp) {
+            value = value + 1;
+            stamp = value;
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(insert_seq) seq_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(insert_seq) seq_write = {
+        void apply(inout bit<32> value) { value = meta.stamp; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(insert_seq) seq_clear = {
+        void apply(inout bit<32> value) { value = 0; }
+    };
+
+    action allocate() {
+        meta.slot = ptr_allocate.execute(meta.table_index);
+        meta.size = count_allocate.execute(meta.table_index);
+        meta.stamp = seq_next.execute(meta.table_index);
+    }
+
+    action read_size() {
+        meta.size = count_read.execute(meta.table_index);
+    }
+
+    action read_all() {
+        meta.slot = ptr_read.execute(meta.table_index);
+        meta.size = count_read.execute(meta.table_index);
+        meta.stamp = seq_read.execute(meta.table_index);
+    }
+
+    action write_all() {
+        ptr_write.execute(meta.table_index);
+        count_write.execute(meta.table_index);
+        seq_write.execute(meta.table_index);
+    }
+
+    action clear_all() {
+        ptr_clear.execute(meta.table_index);
+        count_clear.execute(meta.table_index);
+        seq_clear.execute(meta.table_index);
+        meta.size = 0;
+    }
+
+    table ring_state {
+        key = { meta.ring_op : exact; }
+        actions = { allocate; read_size; read_all; write_all; clear_all; NoAction; }
+        const entries = {
+            RING_ALLOCATE  : allocate();
+            RING_READ_SIZE : read_size();
+            RING_READ_ALL  : read_all();
+            RING_WRITE_ALL : write_all();
+            RING_CLEAR     : clear_all();
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        ring_state.apply();
+    }
+}
+
+const bit<8> MAX_RESOLVE = 1;   /* INSERT: priority given, else the max (1.0 if none); raise */
+const bit<8> MAX_RAISE   = 2;   /* UPDATE whose stamp matched */
+const bit<8> MAX_READ    = 3;   /* GET_STATE */
+const bit<8> MAX_WRITE   = 4;   /* SET_STATE */
+const bit<8> MAX_CLEAR   = 5;   /* RESET, last reply */
+
+control MaxPriority(inout metadata_t meta) {
+    Register<bit<32>, bit<32>>(NUM_TABLES, 0) max_priority;
+
+    /* Raise to the given priority; answer the max as it was (INSERT without
+     * a priority takes it, 1.0 while the table has seen none). */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_priority) max_raise = {
+        void apply(inout bit<32> value, out bit<32> before) {
+            before = value;
+            if (meta.has_priority == 1 && meta.priority > value) {
+                value = meta.priority;
+            }
+        }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_priority) max_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_priority) max_write = {
+        void apply(inout bit<32> value) { value = meta.priority; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(max_priority) max_clear = {
+        void apply(inout bit<32> value) { value = 0; }
+    };
+
+    action resolve() {
+        meta.lo = max_raise.execute(meta.table_index);
+    }
+
+    action raise() {
+        max_raise.execute(meta.table_index);   /* an UPDATE always has a priority */
+    }
+
+    action read_max() {
+        meta.priority = max_read.execute(meta.table_index);
+    }
+
+    action write_max() {
+        max_write.execute(meta.table_index);
+    }
+
+    action clear_max() {
+        max_clear.execute(meta.table_index);
+        meta.priority = 0;
+    }
+
+    table max_state {
+        key = { meta.max_op : exact; }
+        actions = { resolve; raise; read_max; write_max; clear_max; NoAction; }
+        const entries = {
+            MAX_RESOLVE : resolve();
+            MAX_RAISE   : raise();
+            MAX_READ    : read_max();
+            MAX_WRITE   : write_max();
+            MAX_CLEAR   : clear_max();
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        switch (max_state.apply().action_run) {
+            resolve: {
+                /* PER: an experience without a priority gets the max so far. */
+                if (meta.has_priority == 0) {
+                    meta.priority = (meta.lo == 0) ? PRIORITY_ONE : meta.lo;
+                }
+            }
+        }
+    }
+}
+
+#endif

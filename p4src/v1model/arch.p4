@@ -1,0 +1,20 @@
+/*
+ * v1model/arch.p4 -- what the shared controls need from the architecture,
+ * in v1model's terms (p4src/tna/arch.p4 has the same names for TNA).
+ */
+#ifndef REPLAY_ARCH_P4
+#define REPLAY_ARCH_P4
+
+const bit<9> CPU_PORT = 255;                /* simple_switch_grpc --cpu-port 255 */
+
+/* v1model instance types as bmv2 numbers them. */
+const bit<32> INSTANCE_NORMAL      = 0;
+const bit<32> INSTANCE_RECIRC      = 4;
+const bit<32> INSTANCE_REPLICATION = 5;
+
+/* A packet counter per port, and the request statistics. */
+#define PORT_COUNTER(name) counter(MAX_PORTS, CounterType.packets) name
+#define COUNT_PORT(name, port) name.count((bit<32>)(port))
+#define STATS_COUNTER(name, size) counter(size, CounterType.packets_and_bytes) name
+
+#endif
