@@ -15,6 +15,7 @@ from .controls import ControlGen
 from .errors import PacketError, ParserError, ProgramError, UnsupportedConstruct
 from .expressions import RUNTIME_HELPERS, Ctx, Data, ExprCompiler, fit, hexint
 from .hashes import csum16_of_int, make_hash
+from .optimize import optimized_code, program_facts
 from .parsergen import ParserGen, sign_extend
 from .primitives import STACK_HELPERS, PrimitiveCompiler
 from .program import HeaderInfo, Program
@@ -38,7 +39,12 @@ class Compiled:
     registers: dict[str, list[int]]
     counters: dict[str, tuple[list[int], list[int]]]
     direct_counters: dict[str, str]
-    source: str
+    generated: Any  # the source (str), or an OptimizedCode
+
+    @property
+    def source(self) -> str:
+        """The Python source the program runs as."""
+        return self.generated if isinstance(self.generated, str) else self.generated.source
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
@@ -206,10 +212,13 @@ class Generator:
         return "\n".join(self.lines) + "\n"
 
 
-def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compiled:
-    """Generate, exec and wire up the code of ``prog``."""
+def compile_program(prog: Program, drop_port: int, rng: random.Random,
+                    optimize: bool = True) -> Compiled:
+    """Generate, exec and wire up the code of ``prog`` (``optimize``: see optimize.py)."""
     gen = Generator(prog)
     src = gen.source()
+    filename = f"<p4 program {prog.json.get('program', '')}>"
+    opt = optimized_code(src, program_facts(prog, drop_port), filename) if optimize else None
     ns: dict[str, Any] = {
         "__builtins__": __builtins__,
         "ParserError": ParserError,
@@ -240,7 +249,7 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compil
     for name, k in gen.calc_ids.items():
         ns[f"HASH{k}"] = make_hash(gen.calc_algos[k], f"calculation '{name}'")
     try:
-        exec(compile(src, f"<p4 program {prog.json.get('program', '')}>", "exec"), ns)
+        exec(compile(src, filename, "exec") if opt is None else opt.code, ns)
     except SyntaxError as e:  # a bug of the generator, never of the user
         raise ProgramError(f"internal code generation error: {e}") from e
     tables = build_tables(prog, gen.controls, ns)
@@ -248,4 +257,4 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compil
         if tname not in tables:
             raise ProgramError(f"direct counter '{cname}' bound to unknown table '{tname}'")
     return Compiled(ns["parse"], ns["verify"], ns["deparse"], ns["INGRESS"], ns["EGRESS"],
-                    tables, registers, counters, direct, src)
+                    tables, registers, counters, direct, src if opt is None else opt)
