@@ -10,15 +10,19 @@ inlined code checks ``pk.exit``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .errors import ProgramError, UnsupportedConstruct
 from .expressions import Ctx, ExprCompiler, hexint
 from .primitives import PrimitiveCompiler
 from .program import Program
+from .tablebuild import const_exact_entries
 from .tables import KeyField, Table
 
 INLINE_DEPTH = 24
+CONST_INLINE_MAX = 16  # const entries a table may have to become an if/elif chain
+_NODE_REF = re.compile(r"\bN(\d+)\b")
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
@@ -39,6 +43,7 @@ class ControlGen:
         self.preds: dict[tuple[str, str], int] = {}
         self.may_exit = {a.id for a in prog.actions.values()
                          if any(p.get("op") == "exit" for p in a.primitives)}
+        self.dynamic_next: set[tuple[str, str]] = set()  # tables continuing with e.next
 
     def source(self) -> list[str]:
         """Lines defining N<k> for every node and INGRESS / EGRESS entry points."""
@@ -62,13 +67,28 @@ class ControlGen:
                 if pn == pname:
                     for nxt in self._successors(kind, node):
                         self._count_pred(pname, nxt)
+        bodies = {k: self._emit(key[0], key[1], 0) for key, k in self.node_ids.items()}
+        entries = [self.node(pname, self.prog.pipelines[pname].get("init_table"), pname)
+                   for pname in ("ingress", "egress")]
+        # only the functions something can reach: the entry points, those generated code
+        # names, the successors of tables that continue with their entry's next node
+        todo = [int(e[1:]) for e in entries if e != "None"]
+        for pname, name in self.dynamic_next:
+            kind, node = self.nodes[(pname, name)]
+            todo += [int(n[1:]) for n in (self.node(pname, x, pname)
+                                          for x in self._successors(kind, node)) if n != "None"]
+        reached: set[int] = set()
+        while todo:
+            k = todo.pop()
+            if k not in reached:
+                reached.add(k)
+                todo += [int(m) for m in _NODE_REF.findall("\n".join(bodies[k]))]
         lines: list[str] = []
-        for key, k in self.node_ids.items():
-            body = self._emit(key[0], key[1], 0)
-            lines += [f"def N{k}(pk, F):", *_indent(body), ""]
-        for pname in ("ingress", "egress"):
-            first = self.prog.pipelines[pname].get("init_table")
-            lines += [f"{pname.upper()} = {self.node(pname, first, pname)}", ""]
+        for k, body in bodies.items():
+            if k in reached:
+                lines += [f"def N{k}(pk, F):", *_indent(body), ""]
+        for pname, first in zip(("ingress", "egress"), entries, strict=True):
+            lines += [f"{pname.upper()} = {first}", ""]
         return lines
 
     def node(self, pname: str, name: str | None, where: str) -> str:
@@ -173,6 +193,10 @@ class ControlGen:
             return self._const_default(pname, t, de, depth)
         shape = Table(t["name"], t.get("match_type", "exact"), fields, masks, {}, 1, False,
                       None)
+        if codes and not t.get("with_counters"):
+            entries = const_exact_entries(self.prog, t, fields, masks)
+            if entries is not None and len(entries) <= CONST_INLINE_MAX:
+                return self._const_table(pname, t, shape.key_code(codes), entries, depth)
         if not codes:
             lines = [f"e = T{tid}.default"]
         else:
@@ -184,7 +208,41 @@ class ControlGen:
         lines.append("e.fn(pk, F, e.params)")
         static, nxt = self._static_next(t)
         if not static:
+            self.dynamic_next.add((pname, t["name"]))
             return [*lines, "return e.next"]
+        ids = t.get("action_ids") or []
+        if any(i in self.may_exit for i in ids):
+            lines += ["if pk.exit:", "    return None"]
+        return lines + self._cont(pname, nxt, depth)
+
+    def _const_table(self, pname: str, t: dict[str, Any], key: str,
+                     entries: list[tuple[Any, int, tuple[int, ...]]], depth: int) -> list[str]:
+        """A table whose entries are const: the lookup is an if/elif chain on the key,
+        each hit runs its action inline; a miss runs the (changeable) default entry."""
+        tid = self.table_ids[t["name"]]
+        where = f"table '{t['name']}'"
+        nexts = t.get("next_tables", {})
+        static, nxt = self._static_next(t)
+        lines = [f"_key = {key}"]
+        for i, (value, aid, params) in enumerate(entries):
+            a = self.prog.actions[aid]
+            lines.append(f"{'if' if i == 0 else 'elif'} _key == {value!r}:")
+            consts = "".join(f"{x}, " for x in params)
+            if any(p.get("op") in ("_jump", "_jump_if_zero") for p in a.primitives):
+                body = [f"A{a.id}(pk, F, ({consts}))"]
+            else:
+                ctx = Ctx(f"action '{a.name}'", [w for _n, w in a.params])
+                body = [f"P = ({consts})", *self.prims.body(a.primitives, ctx)]
+            if not static:
+                hit = nexts["__HIT__"] if "__HIT__" in nexts else nexts.get(a.name)
+                if a.id in self.may_exit:
+                    body += ["if pk.exit:", "    return None"]
+                body.append(f"return {self.node(pname, hit, where)}")
+            lines += _indent(body)
+        lines += ["else:", f"    e = T{tid}.default", "    e.fn(pk, F, e.params)"]
+        if not static:
+            self.dynamic_next.add((pname, t["name"]))
+            return [*lines, "    return e.next"]
         ids = t.get("action_ids") or []
         if any(i in self.may_exit for i in ids):
             lines += ["if pk.exit:", "    return None"]

@@ -110,14 +110,12 @@ _UNSAFE_OPS = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 
 
 class _Keys:
-    """Facts about expressions, cached on the nodes; equal expressions get equal keys.
-
-    While ``counter`` is set, every worthwhile expression analysed is counted in it."""
+    """Facts about expressions and statements, cached on the nodes; equal expressions
+    get equal keys."""
 
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self.table: dict[tuple, int] = {}
-        self.counter: dict[int, int] | None = None
 
     def intern(self, t: tuple) -> int:
         k = self.table.get(t)
@@ -130,9 +128,42 @@ class _Keys:
         if i is None:
             i = self._compute(e)
             e._o = i  # type: ignore[attr-defined]
-            if i.worth and self.counter is not None:
-                self.counter[i.key] = self.counter.get(i.key, 0) + 1
         return i
+
+    def counts(self, s: ast.stmt) -> dict[int, int]:
+        """How often each worthwhile expression occurs in a statement (nested blocks
+        included)."""
+        c = s.__dict__.get("_kc")
+        if c is None:
+            c = {}
+            stack: list[ast.AST] = [*_stmt_exprs(s)]
+            for t in _stmt_targets(s):
+                if isinstance(t, ast.Subscript):
+                    stack += [t.value, t.slice]
+                elif isinstance(t, ast.Attribute):
+                    stack.append(t.value)
+            info = self.info
+            while stack:
+                n = stack.pop()
+                i = info(n)
+                if i.worth:
+                    c[i.key] = c.get(i.key, 0) + 1
+                for x in ast.iter_child_nodes(n):
+                    if isinstance(x, ast.expr):
+                        stack.append(x)
+            if isinstance(s, ast.If):
+                for x in s.body + s.orelse:
+                    for k, v in self.counts(x).items():
+                        c[k] = c.get(k, 0) + v
+            s._kc = c  # type: ignore[attr-defined]
+        return c
+
+    def writes(self, s: ast.stmt) -> tuple[set[Res], bool]:
+        """What a statement may write (nested blocks included), and whether it calls out."""
+        w = s.__dict__.get("_wr")
+        if w is None:
+            w = s._wr = _writes(s, self)  # type: ignore[attr-defined]
+        return w
 
     def _compute(self, e: Any) -> _Info:
         t = type(e)
@@ -460,7 +491,7 @@ class _State:
 
     def meet(self, other: _State) -> None:
         self.copies = {k: v for k, v in self.copies.items()
-                       if k in other.copies and ast.dump(other.copies[k]) == ast.dump(v)}
+                       if k in other.copies and _same(other.copies[k], v)}
         self.attrs = {k: v for k, v in self.attrs.items()
                       if k in other.attrs and other.attrs[k].value == v.value
                       and type(other.attrs[k].value) is type(v.value)}
@@ -494,6 +525,19 @@ class _State:
         self.attrs.clear()
         self.avail = {k: v for k, v in self.avail.items()
                       if all(d[0] == "L" for d in v[1])}
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    """Two copies (names, constants, tuples of constants) are the same value."""
+    if isinstance(a, ast.Name):
+        return isinstance(b, ast.Name) and a.id == b.id
+    if isinstance(a, ast.Constant):
+        return isinstance(b, ast.Constant) and type(a.value) is type(b.value) \
+            and a.value == b.value
+    if isinstance(a, ast.Tuple):
+        return isinstance(b, ast.Tuple) and len(a.elts) == len(b.elts) \
+            and all(_same(x, y) for x, y in zip(a.elts, b.elts, strict=True))
+    return False
 
 
 def _is_bool(e: ast.AST) -> bool:
@@ -568,13 +612,12 @@ _COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
 class _Func:
     """Steps 2 and 3 on one function."""
 
-    def __init__(self, fn: ast.FunctionDef, keys: _Keys, totals: dict[int, int],
-                 slots: set[int]) -> None:
+    def __init__(self, fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None:
         self.fn = fn
         self.keys = keys
         self.facts = keys.facts
-        self.totals = totals  # occurrences of every worthwhile expression in the function
         self.slots = slots    # scratch fields that are locals m_<slot>
+        self.cur: tuple[list[ast.stmt], int] = ([], 0)  # the statement being rewritten
         self.assigned = {a.arg for a in fn.args.args}
         for s in _statements(fn.body):
             for t in _stmt_targets(s):
@@ -583,6 +626,23 @@ class _Func:
         self.ntemps = 0
         self.prefix: list[ast.stmt] = []
         self.no_cse = False
+
+    def again(self, key: int, deps: frozenset[Res]) -> bool:
+        """Is the expression ``key`` (reading ``deps``) evaluated again after its
+        occurrence in the current statement, before its inputs change?"""
+        body, i = self.cur
+        counts = self.keys.counts
+        if counts(body[i]).get(key, 0) > 1:
+            return True
+        writes = self.keys.writes
+        if _hits(*writes(body[i]), deps):
+            return False
+        for j in range(i + 1, len(body)):
+            if key in counts(body[j]):
+                return True
+            if _hits(*writes(body[j]), deps):
+                return False
+        return False
 
     # ---- widths --------------------------------------------------------------------
 
@@ -724,8 +784,7 @@ class _Func:
             hit = st.avail.get(info.key)
             if hit is not None:
                 return _at(ast.Name(hit[0], ast.Load()), e)
-            if uncond and hoist and info.deps is not None \
-                    and self.totals.get(info.key, 0) > 1:
+            if uncond and hoist and info.deps is not None and self.again(info.key, info.deps):
                 value = _deep_at(self.simplify(self._children(e, st, uncond, False), st), e)
                 if isinstance(value, ast.Name | ast.Constant):
                     return value
@@ -859,7 +918,8 @@ class _Func:
     def block(self, body: list[ast.stmt], st: _State) -> tuple[list[ast.stmt], _State | None]:
         """The rewritten statements and the state after them (None: never falls through)."""
         out: list[ast.stmt] = []
-        for s in body:
+        for i, s in enumerate(body):
+            self.cur = (body, i)
             self.prefix = []
             # a statement that calls out (an action, a table's function) may change
             # anything between its subexpressions: nothing is shared inside it
@@ -1046,7 +1106,7 @@ def _writes(s: ast.stmt, keys: _Keys) -> tuple[set[Res], bool]:
                 barrier = True
     if isinstance(s, ast.If):
         for x in s.body + s.orelse:
-            w, b = _writes(x, keys)
+            w, b = keys.writes(x)
             out |= w
             barrier = barrier or b
     return out, barrier
@@ -1075,7 +1135,7 @@ def _merge_ifs(keys: _Keys, body: list[ast.stmt]) -> list[ast.stmt]:
                 w: set[Res] = set()
                 barrier = False
                 for x in prev.body:
-                    xw, xb = _writes(x, keys)
+                    xw, xb = keys.writes(x)
                     w |= xw
                     barrier = barrier or xb
                 if deps is not None and not _hits(w, barrier, deps):
@@ -1088,39 +1148,24 @@ def _merge_ifs(keys: _Keys, body: list[ast.stmt]) -> list[ast.stmt]:
 # ---- entry points -------------------------------------------------------------------------
 
 
-def optimize_function(fn: ast.FunctionDef, keys: _Keys, totals: dict[int, int],
-                      slots: set[int]) -> None:
+def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None:
     """Steps 2 and 3 on one function (only assignments, ifs, returns, expressions)."""
-    f = _Func(fn, keys, totals, slots)
+    f = _Func(fn, keys, slots)
     body, _ = f.block(fn.body, _State())
     body, _ = _dce(keys, body, set())
     body = _merge_ifs(keys, body)
     fn.body = body or [_at(ast.Pass(), fn)]
 
 
-def optimize_source(src: str, facts: Facts) -> Any:
-    """The code object of generated source ``src``, optimized."""
+def optimize_source(src: str, facts: Facts) -> ast.Module:
+    """The optimized module of generated source ``src``."""
     tree = ast.parse(src)
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     keys = _Keys(facts)
-    totals: list[dict[int, int]] = []
-    for fn in funcs:
-        keys.counter = {}
-        for s in _statements(fn.body):
-            for e in _stmt_exprs(s):
-                keys.info(e)
-            for t in _stmt_targets(s):
-                if isinstance(t, ast.Subscript):
-                    keys.info(t.value)
-                    keys.info(t.slice)
-                elif isinstance(t, ast.Attribute):
-                    keys.info(t.value)
-        totals.append(keys.counter)
-    keys.counter = None
     slots = local_slots(funcs, keys)
-    for fn, tot in zip(funcs, totals, strict=True):
+    for fn in funcs:
         if _simple(fn.body):
-            optimize_function(fn, keys, tot, slots)
+            optimize_function(fn, keys, slots)
     return tree
 
 
