@@ -8,6 +8,7 @@ reads through module globals (``T3``, ``D3``, ``R5``, ``CP0``/``CB0``, ``H2``).
 from __future__ import annotations
 
 import random
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,9 @@ def _indent(lines: list[str], n: int = 1) -> list[str]:
     return [pad + s for s in lines]
 
 
+_PACK_CODES = {8: "B", 16: "H", 32: "I", 64: "Q"}
+
+
 def _field_value(code: str, width: int, signed: bool) -> str:
     return f"({code} & {(1 << width) - 1})" if signed else code
 
@@ -69,13 +73,19 @@ class Generator:
         self.controls = ControlGen(prog, self.expr, self.prims)
         self.lines: list[str] = []
         self.calc_algos: dict[int, str] = {}
+        self.structs: list[str] = []  # struct formats of the deparser, _PK<k>
 
     # ---- actions ----------------------------------------------------------
 
     def actions(self) -> None:
+        """A<id> for every action; those the pipelines only run inline (const entries,
+        const default entries) are never called and stay stubs."""
+        called = self.controls.called_actions
         for a in self.prog.actions.values():
             ctx = Ctx(f"action '{a.name}'", [w for _n, w in a.params])
             body = self.prims.body(a.primitives, ctx)
+            if a.id not in called:
+                body = [f"raise PacketError({f'action {a.name!r} runs inline only'!r})"]
             self.lines += [f"def A{a.id}(pk, F, P):", *_indent(body), ""]
 
     # ---- calculations and checksums --------------------------------------
@@ -146,6 +156,48 @@ class Generator:
             parts.append(f"({v} << {shift})" if shift else v)
         return "(" + " | ".join(parts) + ")"
 
+    def _header_bytes(self, h: HeaderInfo) -> str:
+        """Code for the wire bytes of header ``h``: one struct.pack of its fields, taken
+        as 8/16/32/64-bit pieces (sub-byte fields combined, wider ones split)."""
+        fmt: list[str] = []
+        vals: list[str] = []
+        chunk: list[tuple[str, int]] = []
+        width = 0
+        for fs in h.fields:
+            chunk.append((_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width))
+            width += fs.width
+            if width % 8:
+                continue
+            if len(chunk) == 1 and width in _PACK_CODES:
+                code = _PACK_CODES[width]
+                fmt.append(code.lower() if fs.signed else code)
+                vals.append(f"F[{fs.slot}]")
+            else:
+                value = " | ".join(f"{c} << {sum(w for _c, w in chunk[i + 1:])}"
+                                   for i, (c, _w) in enumerate(chunk[:-1]))
+                value = f"{value} | {chunk[-1][0]}" if value else chunk[-1][0]
+                if width in _PACK_CODES:
+                    fmt.append(_PACK_CODES[width])
+                    vals.append(value)
+                elif len(chunk) == 1 and width < 128:  # e.g. a 48-bit address: 32 + 16
+                    rest = width
+                    for piece in (64, 32, 16, 8):
+                        while rest >= piece:
+                            rest -= piece
+                            fmt.append(_PACK_CODES[piece])
+                            vals.append(f"{value} >> {rest} & {(1 << piece) - 1}" if rest
+                                        else f"{value} & {(1 << piece) - 1}")
+                else:
+                    fmt.append(f"{width // 8}s")
+                    vals.append(f"({value}).to_bytes({width // 8}, 'big')")
+            chunk, width = [], 0
+        k = len(self.structs)
+        self.structs.append("!" + "".join(fmt))
+        slots = [f"F[{fs.slot}]" for fs in h.fields]
+        if vals == slots and len(vals) > 1:
+            return f"_PK{k}.pack(*F[{h.fields[0].slot}:{h.fields[-1].slot + 1}])"
+        return f"_PK{k}.pack({', '.join(vals)})"
+
     def _checksum_calc(self, ck: dict[str, Any]) -> str:
         """Call computing checksum ``ck`` (a generic calculation or bmv2's 'ipv4')."""
         kind = ck.get("type", "generic")
@@ -193,22 +245,24 @@ class Generator:
         body.append("out = []")
         for name in d.get("order", []):
             h = self.prog.header(name, "deparser")
-            emit = f"out.append({self._header_int(h)}.to_bytes({h.nbytes}, 'big'))"
+            emit = f"out.append({self._header_bytes(h)})"
             if h.metadata:
                 body.append(emit)
             else:
                 body += [f"if F[{h.valid_slot}]:", f"    {emit}"]
-        body.append("return b''.join(out)")
+        body += ["out.append(pk.payload)", "return b''.join(out)"]
         self.lines += ["def deparse(pk, F):", *_indent(body), ""]
         verify = self._checksums(update=False) or ["pass"]
         self.lines += ["def verify(pk, F):", *_indent(verify), ""]
 
     def source(self) -> str:
+        controls = self.controls.source()
         self.actions()
         self.calculations()
         self.lines += ParserGen(self.prog, self.expr, self.prims, self.err).source()
         self.deparser()
-        self.lines += self.controls.source()
+        self.lines += [f"_PK{k} = _Struct({f!r})" for k, f in enumerate(self.structs)]
+        self.lines += controls
         return "\n".join(self.lines) + "\n"
 
 
@@ -229,6 +283,7 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random,
         "_getrandbits": rng.getrandbits,
         "_sx": sign_extend,
         "_csum_int": csum16_of_int,
+        "_Struct": struct.Struct,
         **RUNTIME_HELPERS,
         **STACK_HELPERS,
     }

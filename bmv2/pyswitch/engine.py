@@ -275,7 +275,7 @@ class Engine:
         if F[self.s_espec] == self.drop_port:
             self.stats.dropped += 1
             return
-        data = self.code.deparse(pk, F) + pk.payload
+        data = self.code.deparse(pk, F)  # headers and payload
         if pk.recirc:
             new = Pkt(self.zero[:], data, pk.port, len(data))
             self._copy_fields(new.F, F, pk.recirc)

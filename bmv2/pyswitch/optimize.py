@@ -249,6 +249,10 @@ class _Keys:
             kids = [info(x) for x in e.elts]
             worth = False
             tag = (t.__name__,)
+        elif t is ast.Starred:
+            kids = [info(e.value)]
+            worth = False
+            tag = ("*",)
         elif t is ast.Slice:
             kids = [info(x) for x in (e.lower, e.upper, e.step) if x is not None]
             worth = False
@@ -311,15 +315,16 @@ def _simple(body: list[ast.stmt]) -> bool:
     return True
 
 
-def _lower_bound(e: ast.AST, assigned: dict[str, ast.AST | None], depth: int = 0) -> int:
-    """A lower bound of a (PHV index) expression's value, 0 when unknown."""
+def _lower_bound(e: ast.AST, assigned: dict[str, list[ast.AST] | None], depth: int = 0) -> int:
+    """A lower bound of a (PHV index) expression's value, 0 when unknown; a local's is
+    the least over every value the function assigns it."""
     if depth > 8:
         return 0
     if _is_int_const(e):
         return max(e.value, 0)  # type: ignore[attr-defined]
     if isinstance(e, ast.Name):
-        v = assigned.get(e.id)
-        return 0 if v is None else _lower_bound(v, assigned, depth + 1)
+        vs = assigned.get(e.id)
+        return 0 if not vs else min(_lower_bound(v, assigned, depth + 1) for v in vs)
     if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
         return _lower_bound(e.left, assigned, depth + 1) + _lower_bound(e.right, assigned,
                                                                          depth + 1)
@@ -347,12 +352,17 @@ class _ReadCheck:
         self.bad = bad
         self.all_bad = False
         self.stores: set[int] = set()
-        self.assigned: dict[str, ast.AST | None] = {}
+        self.assigned: dict[str, list[ast.AST] | None] = {}
         for s in _statements(fn.body):
             if isinstance(s, ast.Assign):
                 for t in s.targets:
                     if isinstance(t, ast.Name):
-                        self.assigned[t.id] = s.value if t.id not in self.assigned else None
+                        vs = self.assigned.setdefault(t.id, [])
+                        if vs is not None:
+                            vs.append(s.value)
+                    elif isinstance(t, ast.Tuple):
+                        self.assigned.update((x.id, None) for x in t.elts
+                                             if isinstance(x, ast.Name))
             elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
                 self.assigned[s.target.id] = None
 

@@ -71,6 +71,7 @@ def test_replay_workload_same_with_and_without_optimizer(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from controller.replication import sample_groups
     fast, plain = _switches(monkeypatch, REPLAY_JSON, cpu_port=255, seed=7)
+    assert " m_" in fast.generated_source  # scratch fields became locals somewhere
     p = "ReplayIngress."
     for sw in (fast, plain):
         sw.table_add(p + "replay_vip", [0xC6120064], p + "replay_vip_hit")
