@@ -97,8 +97,9 @@ class Generator:
             where = f"calculation '{name}'"
             make_hash(str(algo), where)
             self.calc_algos[k] = str(algo)
-            body, payload = self._calc_input(calc.get("input", []), where)
-            if algo in ("csum16", "cksum16") and not payload:
+            csum = algo in ("csum16", "cksum16")
+            body, payload = self._calc_input(calc.get("input", []), where, csum)
+            if csum and not payload:
                 body.append("return _csum_int(_v << (-_n % 16))")
             else:
                 tail = " + pk.payload" if payload else ""
@@ -106,7 +107,36 @@ class Generator:
                             f"{tail})")
             self.lines += [f"def H{k}(F, pk):", *_indent(body), ""]
 
-    def _calc_input(self, inputs: list[Any], where: str) -> tuple[list[str], bool]:
+    def _calc_input(self, inputs: list[Any], where: str,
+                    csum: bool = False) -> tuple[list[str], bool]:
+        """Code leaving the concatenated inputs in ``_v`` (``_n`` bits), and whether the
+        payload follows. With ``csum`` (a 16-bit one's complement sum follows, unless the
+        payload does) ``_v`` is only congruent to the concatenation modulo 0xFFFF, and
+        zero exactly when it is: as 2**16 = 1 (mod 0xFFFF), a field at bit offset o
+        counts as ``field << (o % 16)``, and small sums are cheaper than a wide
+        concatenation."""
+        lines, payload, groups = self._calc_groups(inputs, where)
+        for h, parts in groups:
+            width = sum(w for _c, w in parts)
+            if csum and not payload:
+                terms = []
+                for i, (c, _w) in enumerate(parts):
+                    off = sum(w for _c, w in parts[i + 1:]) % 16
+                    terms.append(f"({c} << {off})" if off else c)
+                stmt = [f"_v = (_v << {width % 16}) + {' + '.join(terms)}", f"_n += {width}"]
+            else:
+                concat = " | ".join(f"({c} << {sum(w for _c, w in parts[i + 1:])})"
+                                    for i, (c, _w) in enumerate(parts))
+                stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
+            if h is None:
+                lines += stmt
+            else:
+                lines += [f"if F[{h.valid_slot}]:", *_indent(stmt)]
+        return lines, payload
+
+    def _calc_groups(self, inputs: list[Any], where: str
+                     ) -> tuple[list[str], bool, list[tuple[HeaderInfo | None,
+                                                         list[tuple[str, int]]]]]:
         lines = ["_v = 0", "_n = 0"]
         payload = False
         groups: list[tuple[HeaderInfo | None, list[tuple[str, int]]]] = []
@@ -118,9 +148,19 @@ class Generator:
                 fs = self.prog.field_slot(item["value"][0], item["value"][1], where)
                 h = self.prog.headers[fs.header]
                 part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
-            elif t == "header":
+            elif t == "header":  # its fields, concatenated
                 h = self.prog.header(item["value"], where)
-                part = (self._header_int(h), h.nbits)
+                fields = [(_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
+                          for fs in h.fields]
+                if not fields:
+                    continue
+                part, more = fields[-1], fields[:-1]
+                key = None if h.metadata else h
+                if more:
+                    if groups and groups[-1][0] is key:
+                        groups[-1][1].extend(more)
+                    else:
+                        groups.append((key, more))
             elif t == "hexstr":
                 h = None
                 width = int(item["bitwidth"])
@@ -136,16 +176,7 @@ class Generator:
                 groups[-1][1].append(part)
             else:
                 groups.append((h, [part]))
-        for h, parts in groups:
-            width = sum(w for _c, w in parts)
-            concat = " | ".join(f"({c} << {sum(w for _c, w in parts[i + 1:])})"
-                                for i, (c, _w) in enumerate(parts))
-            stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
-            if h is None:
-                lines += stmt
-            else:
-                lines += [f"if F[{h.valid_slot}]:", *_indent(stmt)]
-        return lines, payload
+        return lines, payload, groups
 
     def _header_int(self, h: HeaderInfo) -> str:
         parts = []
@@ -272,7 +303,12 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random,
     gen = Generator(prog)
     src = gen.source()
     filename = f"<p4 program {prog.json.get('program', '')}>"
-    opt = optimized_code(src, program_facts(prog, drop_port), filename) if optimize else None
+    opt = None
+    if optimize:
+        tables = {f"T{gen.controls.table_ids[t['name']]}":
+                  [f"A{i}" for i in gen.controls.action_ids(t)]
+                  for p in prog.pipelines.values() for t in p.get("tables", [])}
+        opt = optimized_code(src, program_facts(prog, drop_port, tables), filename)
     ns: dict[str, Any] = {
         "__builtins__": __builtins__,
         "ParserError": ParserError,

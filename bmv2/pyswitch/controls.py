@@ -259,25 +259,27 @@ class ControlGen:
             entries = const_exact_entries(self.prog, t, fields, masks)
             if entries is not None and len(entries) <= CONST_INLINE_MAX:
                 return self._const_table(pname, t, shape.key_code(codes), entries)
-        self.called_actions.update(self._action_ids(t))
+        self.called_actions.update(self.action_ids(t))
+        e = f"e{tid}"  # an entry of table tid (what the optimizer relies on)
         if not codes:
-            lines = [f"e = T{tid}.default"]
+            lines = [f"{e} = T{tid}.default"]
         else:
             key = shape.key_code(codes)
             get = f"D{tid}.get({key})" if shape.match_type == "exact" else f"T{tid}.lookup({key})"
-            lines = [f"e = {get}", "if e is None:", f"    e = T{tid}.default"]
+            lines = [f"{e} = {get}", f"if {e} is None:", f"    {e} = T{tid}.default"]
             if t.get("with_counters"):
-                lines += ["else:", "    e.packets += 1", "    e.bytes += pk.ilen"]
-        lines.append("e.fn(pk, F, e.params)")
+                lines += ["else:", f"    {e}.packets += 1", f"    {e}.bytes += pk.ilen"]
+        lines.append(f"{e}.fn(pk, F, {e}.params)")
         static, nxt = self._static_next(t)
         if not static:
             self.dynamic_next.add((pname, t["name"]))
-            return [*lines, "return e.next"], None, False
-        if any(i in self.may_exit for i in self._action_ids(t)):
+            return [*lines, f"return {e}.next"], None, False
+        if any(i in self.may_exit for i in self.action_ids(t)):
             lines += ["if pk.exit:", "    return None"]
         return lines, nxt, True
 
-    def _action_ids(self, t: dict[str, Any]) -> list[int]:
+    def action_ids(self, t: dict[str, Any]) -> list[int]:
+        """Ids of the actions of table ``t``."""
         ids = t.get("action_ids")
         if ids is None:
             by_name = {a.name: a.id for a in self.prog.actions.values()}
@@ -313,12 +315,13 @@ class ControlGen:
                     body += ["if pk.exit:", "    return None"]
                 body.append(f"return {self.node(pname, hit, where)}")
             lines += _indent(body)
-        lines += ["else:", f"    e = T{tid}.default", "    e.fn(pk, F, e.params)"]
-        self.called_actions.update(self._action_ids(t))  # any of them can be the default
+        e = f"e{tid}"
+        lines += ["else:", f"    {e} = T{tid}.default", f"    {e}.fn(pk, F, {e}.params)"]
+        self.called_actions.update(self.action_ids(t))  # any of them can be the default
         if not static:
             self.dynamic_next.add((pname, t["name"]))
-            return [*lines, "    return e.next"], None, False
-        if any(i in self.may_exit for i in self._action_ids(t)):
+            return [*lines, f"    return {e}.next"], None, False
+        if any(i in self.may_exit for i in self.action_ids(t)):
             lines += ["if pk.exit:", "    return None"]
         return lines, nxt, True
 

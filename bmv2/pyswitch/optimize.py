@@ -63,6 +63,7 @@ class Facts:
     meta_slots: int              # slots below this are metadata
     registers: dict[str, int]    # register array global -> bit width
     constants: dict[str, int] = field(default_factory=dict)  # global name -> value
+    tables: dict[str, list[str]] = field(default_factory=dict)  # T<k> -> its A<id>s
 
 
 # ---- per-expression facts, cached on the nodes ------------------------------------------
@@ -106,6 +107,11 @@ def _call_name(e: ast.Call) -> str | None:
     return e.func.id if isinstance(e.func, ast.Name) else None
 
 
+def _is_hash(name: str | None) -> bool:
+    """H<k>: a calculation of the program; reads the PHV and the payload, writes nothing."""
+    return name is not None and name[:1] == "H" and name[1:].isdigit()
+
+
 _UNSAFE_OPS = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 
 
@@ -116,6 +122,9 @@ class _Keys:
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self.table: dict[tuple, int] = {}
+        self.loads: dict[int, ast.Subscript] = {}
+        self.actions: dict[str, tuple[set[Res], bool]] = {}  # A<id> -> what it may write
+        self.entries_ok = True
 
     def intern(self, t: tuple) -> int:
         k = self.table.get(t)
@@ -157,6 +166,60 @@ class _Keys:
                         c[k] = c.get(k, 0) + v
             s._kc = c  # type: ignore[attr-defined]
         return c
+
+    def field_load(self, slot: int) -> _Info:
+        """Facts of the expression ``F[slot]``."""
+        node = self.loads.get(slot)
+        if node is None:
+            node = self.loads[slot] = ast.Subscript(ast.Name("F", ast.Load()),
+                                                    ast.Constant(slot), ast.Load())
+        return self.info(node)
+
+    def entry_call(self, e: ast.AST) -> tuple[set[Res], bool] | None:
+        """What ``e<k>.fn(pk, F, e<k>.params)`` (running an entry of table k) may write;
+        None for any other expression."""
+        if not (self.entries_ok and isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
+                and e.func.attr == "fn" and isinstance(e.func.value, ast.Name)):
+            return None
+        name = e.func.value.id
+        if not (name[:1] == "e" and name[1:].isdigit()) \
+                or any(self.info(a).out for a in e.args):
+            return None
+        return self.table_writes("T" + name[1:])
+
+    def check_entries(self, funcs: list[ast.FunctionDef]) -> None:
+        """The generated code names a table k's entry ``e<k>``: check that it does."""
+        for fn in funcs:
+            for s in _statements(fn.body):
+                for t in _stmt_targets(s):
+                    for x in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                        if isinstance(x, ast.Name) and x.id[:1] == "e" and x.id[1:].isdigit() \
+                                and not (isinstance(s, ast.Assign)
+                                         and _entry_table(s.value) == "T" + x.id[1:]):
+                            self.entries_ok = False
+
+    def table_writes(self, table: str) -> tuple[set[Res], bool]:
+        """What running any entry of ``table`` may write (its actions' summaries)."""
+        names = self.facts.tables.get(table)
+        if names is None:
+            return set(), True
+        out: set[Res] = set()
+        barrier = False
+        for name in names:
+            w, b = self.actions.get(name, (set(), True))
+            out |= w
+            barrier = barrier or b
+        return out, barrier
+
+    def summarize(self, fn: ast.FunctionDef) -> None:
+        """Remember what action function ``fn`` may write (before it is rewritten)."""
+        out: set[Res] = set()
+        barrier = not _simple(fn.body)
+        for s in fn.body:
+            w, b = self.writes(s)
+            out |= w
+            barrier = barrier or b
+        self.actions[fn.name] = ({r for r in out if r[0] != "L"}, barrier)
 
     def writes(self, s: ast.stmt) -> tuple[set[Res], bool]:
         """What a statement may write (nested blocks included), and whether it calls out."""
@@ -209,7 +272,7 @@ class _Keys:
             kids = [info(e.func)] + [info(a) for a in e.args]
             name = _call_name(e)
             worth = name in PURE_CALLS and not e.keywords
-            out = name not in PURE_CALLS and name not in EFFECT_CALLS
+            out = name not in PURE_CALLS and name not in EFFECT_CALLS and not _is_hash(name)
             safe = False
             tag = ("Call",) if not e.keywords else ("?", id(e))
             if any(_is_f(a) for a in e.args):
@@ -229,6 +292,7 @@ class _Keys:
                             fx = (e,)
                         else:
                             fr = frozenset({slot})
+                            worth = True  # a field read more than once is kept in a local
                 else:
                     own = ("G", base.id)
                     safe = False
@@ -483,13 +547,14 @@ def local_slots(funcs: list[ast.FunctionDef], keys: _Keys) -> set[int]:
 class _State:
     """What is known at one point of a function."""
 
-    __slots__ = ("attrs", "avail", "copies", "widths")
+    __slots__ = ("attrs", "avail", "copies", "fconst", "widths")
 
     def __init__(self) -> None:
         self.copies: dict[str, ast.expr] = {}     # local -> Constant / Name / constant tuple
         self.attrs: dict[str, ast.Constant] = {}  # pk attribute -> the constant stored
         self.avail: dict[int, tuple[str, frozenset[Res]]] = {}  # key -> (local, deps)
         self.widths: dict[str, int] = {}          # local -> width of its value
+        self.fconst: dict[int, ast.Constant] = {}  # slot -> the constant stored
 
     def clone(self) -> _State:
         s = _State()
@@ -497,6 +562,7 @@ class _State:
         s.attrs = dict(self.attrs)
         s.avail = dict(self.avail)
         s.widths = dict(self.widths)
+        s.fconst = dict(self.fconst)
         return s
 
     def meet(self, other: _State) -> None:
@@ -507,6 +573,8 @@ class _State:
                       and type(other.attrs[k].value) is type(v.value)}
         self.avail = {k: v for k, v in self.avail.items() if other.avail.get(k) == v}
         self.widths = {k: v for k, v in self.widths.items() if other.widths.get(k) == v}
+        self.fconst = {k: v for k, v in self.fconst.items()
+                       if k in other.fconst and _same(other.fconst[k], v)}
 
     def kill(self, res: Res) -> None:
         kind, what = res
@@ -522,9 +590,11 @@ class _State:
         if kind == "pk":
             self.attrs.pop(what, None)
         if kind == "F" and what == "*":
+            self.fconst.clear()
             self.avail = {k: v for k, v in self.avail.items()
                           if not any(d[0] == "F" for d in v[1])}
         elif kind == "F":
+            self.fconst.pop(what, None)
             self.avail = {k: v for k, v in self.avail.items()
                           if res not in v[1] and F_ANY not in v[1]}
         else:
@@ -533,6 +603,7 @@ class _State:
     def barrier(self) -> None:
         """After a call that may change the PHV, registers, counters or the packet."""
         self.attrs.clear()
+        self.fconst.clear()
         self.avail = {k: v for k, v in self.avail.items()
                       if all(d[0] == "L" for d in v[1])}
 
@@ -637,16 +708,18 @@ class _Func:
         self.prefix: list[ast.stmt] = []
         self.no_cse = False
 
-    def again(self, key: int, deps: frozenset[Res]) -> bool:
+    def again(self, key: int, deps: frozenset[Res], after: bool = False) -> bool:
         """Is the expression ``key`` (reading ``deps``) evaluated again after its
-        occurrence in the current statement, before its inputs change?"""
+        occurrence in the current statement (``after``: after the statement), before its
+        inputs change?"""
         body, i = self.cur
         counts = self.keys.counts
-        if counts(body[i]).get(key, 0) > 1:
-            return True
         writes = self.keys.writes
-        if _hits(*writes(body[i]), deps):
-            return False
+        if not after:
+            if counts(body[i]).get(key, 0) > 1:
+                return True
+            if _hits(*writes(body[i]), deps):
+                return False
         for j in range(i + 1, len(body)):
             if key in counts(body[j]):
                 return True
@@ -721,6 +794,13 @@ class _Func:
                 v = _fold(op, left.value, right.value)  # type: ignore[attr-defined]
                 if v is not None:
                     return ast.Constant(v)
+            if isinstance(op, ast.Add | ast.BitOr | ast.BitXor | ast.LShift | ast.RShift):
+                # x + 0, x << 0, 0 | x ...: x, if x is an int (not a bool)
+                for x, z in ((left, right), (right, left)):
+                    if _is_int_const(z) and z.value == 0 \
+                            and (z is right or not isinstance(op, ast.LShift | ast.RShift)) \
+                            and self.width(x, st) is not None:  # type: ignore[attr-defined]
+                        return x
             if isinstance(op, ast.BitAnd):
                 for x, m in ((left, right), (right, left)):
                     if _is_int_const(m):
@@ -734,6 +814,14 @@ class _Func:
                 return ast.IfExp(left.test, ast.Constant(0),  # type: ignore[attr-defined]
                                  ast.Constant(1))
             return e
+        if isinstance(e, ast.Compare) and len(e.ops) == 2 and _is_int_const(e.left) \
+                and e.left.value == 0 and isinstance(e.ops[0], ast.LtE) \
+                and isinstance(e.ops[1], ast.Lt):  # 0 <= x < C
+            x, c = e.comparators
+            w = self.width(x, st)
+            if w is not None and _is_int_const(c) and 1 << w <= c.value:  # type: ignore
+                return _at(ast.Constant(True), e)
+            return e
         if isinstance(e, ast.Compare) and len(e.ops) == 1:
             left, right, op = e.left, e.comparators[0], e.ops[0]
             if _is_b2d(right) and _is_int_const(left):
@@ -746,6 +834,13 @@ class _Func:
                 if (rv == 1) == isinstance(op, ast.Eq):
                     return test
                 return self.simplify(ast.UnaryOp(ast.Not(), test), st)
+            if _is_int_const(right) and isinstance(op, ast.Lt):
+                w = self.width(left, st)
+                if w is not None and 1 << w <= right.value:  # type: ignore[attr-defined]
+                    return _at(ast.Constant(True), e)
+            if _is_int_const(left) and left.value == 0 and isinstance(op, ast.LtE) \
+                    and self.width(right, st) is not None:  # type: ignore[attr-defined]
+                return _at(ast.Constant(True), e)
             if _is_int_const(left) and _is_int_const(right) and type(op) in _COMPARE:
                 return ast.Constant(_COMPARE[type(op)](left.value,  # type: ignore
                                                        right.value))  # type: ignore
@@ -780,11 +875,15 @@ class _Func:
             return e
         if t is ast.Constant:
             return e
-        if t is ast.Subscript and self.slots:
+        if t is ast.Subscript and isinstance(e.ctx, ast.Load):  # type: ignore[attr-defined]
             slot = _f_slot(e)
-            if slot is not None and slot in self.slots:
-                return self.rewrite(_at(ast.Name(f"m_{slot}", ast.Load()), e), st, uncond,
-                                    hoist)
+            if slot is not None:
+                if slot in self.slots:
+                    return self.rewrite(_at(ast.Name(f"m_{slot}", ast.Load()), e), st,
+                                        uncond, hoist)
+                c = st.fconst.get(slot)
+                if c is not None:
+                    return _at(ast.Constant(c.value), e)
         pre = _pre_simplify(e)
         if pre is not e:
             e = _deep_at(pre, e)
@@ -953,10 +1052,18 @@ class _Func:
             tgt = self.target(s.targets[0], st)
             self.effects(value, st)
             self.effects(tgt, st)
-            self.store(tgt, st)
+            w = self.width(value, st)
             if isinstance(tgt, ast.Name):
-                self._assigned_local(tgt.id, s.value, value, st)
-            elif isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) \
+                if isinstance(value, ast.Name) and value.id == tgt.id:
+                    return None  # x = x
+                self.store(tgt, st)
+                self._assigned_local(tgt.id, s.value, value, st, w)
+                return [_at(ast.Assign([tgt], value), s)], st
+            slot = _f_slot(tgt)
+            if slot is not None:
+                return self._field_store(s, slot, tgt, value, st, w)
+            self.store(tgt, st)
+            if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) \
                     and tgt.value.id == "pk" and isinstance(value, ast.Constant):
                 st.attrs[tgt.attr] = value
             return [_at(ast.Assign([tgt], value), s)], st
@@ -968,7 +1075,8 @@ class _Func:
             if isinstance(tgt, ast.Name) and tgt.id in st.copies:
                 new: ast.stmt = _deep_at(ast.Assign(
                     [ast.Name(tgt.id, ast.Store())],
-                    ast.BinOp(copy.copy(st.copies[tgt.id]), s.op, value)), s)
+                    self.simplify(ast.BinOp(copy.copy(st.copies[tgt.id]), s.op, value), st)),
+                    s)
             else:
                 new = _at(ast.AugAssign(tgt, s.op, value), s)
             self.store(tgt, st)
@@ -995,7 +1103,15 @@ class _Func:
             return [s], None
         if isinstance(s, ast.Expr):
             value = self.rewrite(s.value, st, True, True)
-            self.effects(value, st)
+            called = self.keys.entry_call(value)
+            if called is not None:  # what any action of the table may write
+                writes, barrier = called
+                if barrier:
+                    st.barrier()
+                for r in writes:
+                    st.kill(r)
+            else:
+                self.effects(value, st)
             return [_at(ast.Expr(value), s)], st
         if isinstance(s, ast.Pass):
             return None
@@ -1004,7 +1120,34 @@ class _Func:
         st.barrier()
         return [s], st
 
-    def _assigned_local(self, name: str, orig: ast.expr, value: ast.expr, st: _State) -> None:
+    def _field_store(self, s: ast.stmt, slot: int, tgt: ast.expr, value: ast.expr, st: _State,
+                     w: int | None) -> tuple[list[ast.stmt], _State] | None:
+        """``F[slot] = value``: later reads of the field read the value's local."""
+        load = self.keys.field_load(slot)
+        hit = st.avail.get(load.key)
+        if isinstance(value, ast.Name) and hit is not None and hit[0] == value.id:
+            return None  # the field holds that value already
+        c = st.fconst.get(slot)
+        if isinstance(value, ast.Constant) and c is not None and _same(c, value):
+            return None
+        if not isinstance(value, ast.Name | ast.Constant) \
+                and self.again(load.key, frozenset({("F", slot)}), after=True):
+            name = f"t_{self.ntemps}"
+            self.ntemps += 1
+            self.assigned.add(name)
+            self.prefix.append(_at(ast.Assign([_at(ast.Name(name, ast.Store()), s)], value), s))
+            if w is not None:
+                st.widths[name] = w
+            value = _at(ast.Name(name, ast.Load()), s)
+        self.store(tgt, st)
+        if isinstance(value, ast.Name):
+            st.avail[load.key] = (value.id, frozenset({("F", slot), ("L", value.id)}))
+        elif isinstance(value, ast.Constant) and type(value.value) is int:
+            st.fconst[slot] = value
+        return [_at(ast.Assign([tgt], value), s)], st
+
+    def _assigned_local(self, name: str, orig: ast.expr, value: ast.expr, st: _State,
+                        w: int | None) -> None:
         if isinstance(value, ast.Constant) or (isinstance(value, ast.Name)
                                                and value.id != name) \
                 or (isinstance(value, ast.Tuple)
@@ -1017,9 +1160,24 @@ class _Func:
                 oi = self.keys.info(orig)
                 if oi.worth and oi.deps is not None and ("L", name) not in oi.deps:
                     st.avail.setdefault(oi.key, (name, vi.deps | oi.deps))
-        w = self.width(value, st)
         if w is not None:
             st.widths[name] = w
+
+
+def _entry_table(value: ast.expr) -> str | None:
+    """T<k> when ``value`` is an entry of table k (``T<k>.default``, ``D<k>.get(...)``,
+    ``T<k>.lookup(...)``)."""
+    if isinstance(value, ast.Attribute) and value.attr == "default" \
+            and isinstance(value.value, ast.Name) and value.value.id[:1] == "T":
+        return value.value.id
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and isinstance(value.func.value, ast.Name):
+        base, attr = value.func.value.id, value.func.attr
+        if attr == "get" and base[:1] == "D":
+            return "T" + base[1:]
+        if attr == "lookup" and base[:1] == "T":
+            return base
+    return None
 
 
 def _stmt_exprs(s: ast.stmt) -> list[ast.expr]:
@@ -1096,10 +1254,51 @@ def _dce(keys: _Keys, body: list[ast.stmt], live: set[str]) -> tuple[list[ast.st
     return out, live
 
 
+def _dse(keys: _Keys, body: list[ast.stmt], dead: set[int]) -> tuple[list[ast.stmt], set[int]]:
+    """Drops stores to fields that are stored again before anything reads them (the
+    function's end and every call taking F read them all); ``dead``: such fields after
+    the block, returns those before it."""
+    out: list[ast.stmt] = []
+    for s in reversed(body):
+        if isinstance(s, ast.Return | ast.Raise):
+            dead = set()
+        elif isinstance(s, ast.If):
+            b, db = _dse(keys, s.body, set(dead))
+            o, do = _dse(keys, s.orelse, set(dead))
+            dead = db & do
+            s = _at(ast.If(s.test, b or [_at(ast.Pass(), s)], o), s)
+        else:
+            slot = _f_slot(s.targets[0]) if isinstance(s, ast.Assign) \
+                and len(s.targets) == 1 else None
+            if slot is not None:
+                if slot in dead and keys.info(s.value).safe:
+                    continue
+                dead.add(slot)
+            elif isinstance(s, ast.AugAssign):
+                aug = _f_slot(s.target)
+                if aug is not None:
+                    dead.discard(aug)
+        for e in _stmt_exprs(s) + [x for t in _stmt_targets(s) if isinstance(t, ast.Subscript)
+                                   for x in (t.value, t.slice)]:
+            i = keys.info(e)
+            if i.fx:
+                dead = set()
+            elif i.fr:
+                dead -= i.fr
+        out.append(s)
+    out.reverse()
+    return out, dead
+
+
 def _writes(s: ast.stmt, keys: _Keys) -> tuple[set[Res], bool]:
     """What a statement (with its nested blocks) may write, and whether it calls out."""
     out: set[Res] = set()
-    barrier = any(keys.info(e).out for e in _stmt_exprs(s))
+    called = keys.entry_call(s.value) if isinstance(s, ast.Expr) else None
+    if called is not None:
+        out |= called[0]
+        barrier = called[1]
+    else:
+        barrier = any(keys.info(e).out for e in _stmt_exprs(s))
     for t in _stmt_targets(s):
         barrier = barrier or keys.info(t).out
         for x in (t.elts if isinstance(t, ast.Tuple) else [t]):
@@ -1155,6 +1354,66 @@ def _merge_ifs(keys: _Keys, body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def _chain(s: ast.If) -> tuple[list[ast.expr], list[list[ast.stmt]], list[ast.stmt]]:
+    """An if/elif/.../else chain: its tests, their bodies, the final else."""
+    tests, bodies = [s.test], [s.body]
+    rest = s.orelse
+    while len(rest) == 1 and isinstance(rest[0], ast.If):
+        tests.append(rest[0].test)
+        bodies.append(rest[0].body)
+        rest = rest[0].orelse
+    return tests, bodies, rest
+
+
+def _merge_chains(keys: _Keys, body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
+    """Consecutive if/elif chains testing the same locals the same way become one chain
+    (``if k == 1: A1 elif k == 2: B1`` then ``if k == 1: A2 elif k == 2: B2`` is
+    ``if k == 1: A1; A2 elif k == 2: B1; B2``): no body may assign those locals, so each
+    chain takes the same branch (or the first one returns). Then values flow from one
+    table's action into the next one's."""
+    out: list[ast.stmt] = []
+    changed = False
+    for s in body:
+        if isinstance(s, ast.If):
+            b, c1 = _merge_chains(keys, s.body)
+            o, c2 = _merge_chains(keys, s.orelse)
+            changed = changed or c1 or c2
+            s = _at(ast.If(s.test, b, o), s)
+            prev = out[-1] if out else None
+            if isinstance(prev, ast.If):
+                merged = _merge_two(keys, prev, s)
+                if merged is not None:
+                    out[-1] = merged
+                    changed = True
+                    continue
+        out.append(s)
+    return out, changed
+
+
+def _merge_two(keys: _Keys, a: ast.If, b: ast.If) -> ast.If | None:
+    ta, ba, ea = _chain(a)
+    tb, bb, eb = _chain(b)
+    if [keys.info(t).key for t in ta] != [keys.info(t).key for t in tb]:
+        return None
+    names: set[str] = set()
+    for t in ta:
+        deps = keys.info(t).deps
+        if deps is None or any(d[0] != "L" for d in deps):
+            return None
+        names |= {d[1] for d in deps}
+    for block in [*ba, ea, *bb, eb]:
+        for x in block:
+            w, _barrier = keys.writes(x)
+            if any(r[0] == "L" and r[1] in names for r in w):
+                return None
+    merged = [x + y for x, y in zip(ba, bb, strict=True)]
+    rest: list[ast.stmt] = ea + eb
+    for test, block in reversed(list(zip(ta, merged, strict=True))):
+        rest = [_at(ast.If(test, [x for x in block if not isinstance(x, ast.Pass)]
+                           or [_at(ast.Pass(), a)], rest), a)]
+    return rest[0]  # type: ignore[return-value]
+
+
 # ---- entry points -------------------------------------------------------------------------
 
 
@@ -1163,6 +1422,15 @@ def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None
     f = _Func(fn, keys, slots)
     body, _ = f.block(fn.body, _State())
     body, _ = _dce(keys, body, set())
+    body, merged = _merge_chains(keys, body)
+    if merged:  # once more: values now flow further
+        ntemps = f.ntemps
+        f = _Func(_at(ast.FunctionDef(fn.name, fn.args, body, [], None, None), fn), keys,
+                  slots)
+        f.ntemps = ntemps
+        body, _ = f.block(body, _State())
+        body, _ = _dce(keys, body, set())
+    body, _ = _dse(keys, body, set())
     body = _merge_ifs(keys, body)
     fn.body = body or [_at(ast.Pass(), fn)]
 
@@ -1172,7 +1440,11 @@ def optimize_source(src: str, facts: Facts) -> ast.Module:
     tree = ast.parse(src)
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     keys = _Keys(facts)
+    keys.check_entries(funcs)
     slots = local_slots(funcs, keys)
+    for fn in funcs:
+        if fn.name[:1] == "A":
+            keys.summarize(fn)
     for fn in funcs:
         if _simple(fn.body):
             optimize_function(fn, keys, slots)
@@ -1212,8 +1484,10 @@ ENGINE_FIELDS = (
 )
 
 
-def program_facts(prog: Program, drop_port: int) -> Facts:
-    """The facts of one program: field widths, engine fields, registers."""
+def program_facts(prog: Program, drop_port: int,
+                  tables: dict[str, list[str]] | None = None) -> Facts:
+    """The facts of one program: field widths, engine fields, registers (and the action
+    functions of each table object, T<k> -> [A<id>, ...])."""
     widths: dict[int, int] = {}
     for h in prog.headers.values():
         for fs in h.fields:
@@ -1230,7 +1504,8 @@ def program_facts(prog: Program, drop_port: int) -> Facts:
     for fl in prog.field_lists.values():
         external.update(f.slot for f in fl)
     registers = {f"R{r.id}": r.bitwidth for r in prog.registers.values()}
-    return Facts(widths, external, prog.meta_slots, registers, {"DROP_PORT": drop_port})
+    return Facts(widths, external, prog.meta_slots, registers, {"DROP_PORT": drop_port},
+                 tables or {})
 
 
 class OptimizedCode:
@@ -1264,7 +1539,8 @@ def optimized_code(src: str, facts: Facts, name: str) -> OptimizedCode | None:
     the optimizer fails (a bug of ours): the caller then runs the code as generated."""
     key = (src, (tuple(sorted(facts.widths.items())), tuple(sorted(facts.external)),
                  facts.meta_slots, tuple(sorted(facts.registers.items())),
-                 tuple(sorted(facts.constants.items()))))
+                 tuple(sorted(facts.constants.items())),
+                 tuple(sorted((k, tuple(v)) for k, v in facts.tables.items()))))
     hit = _CACHE.get(key)
     if hit is None:
         try:

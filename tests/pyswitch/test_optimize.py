@@ -117,13 +117,28 @@ def test_replay_workload_same_with_and_without_optimizer(
 
 # slots 0-7 are metadata (0 is read by the engine), 8-19 a header the harness looks at
 FACTS = Facts(widths={i: 32 for i in range(20)}, external={0}, meta_slots=8,
-              registers={"R0": 32})
+              registers={"R0": 32}, tables={"T5": ["A1"]})
+
+
+class _Entry:
+    def __init__(self, ns: dict[str, Any], fn: str) -> None:
+        self.ns, self.name, self.params = ns, fn, ()
+
+    @property
+    def fn(self) -> Any:
+        return self.ns[self.name]
+
+
+class _Table:
+    def __init__(self, ns: dict[str, Any], fn: str) -> None:
+        self.default = _Entry(ns, fn)
 
 
 def _run(src: str, F: list[int], optimize: bool) -> tuple[list[Any], str]:
     regs = [5, 6, 7, 8]
     ns: dict[str, Any] = {"_chk": lambda i, n: i if 0 <= i < n else 1 // 0,
                           "_mod": lambda a, b: a % b, "R0": regs}
+    ns["T5"] = _Table(ns, "A1")
     if optimize:
         tree = optimize_source(src, FACTS)
         code: Any = compile(tree, "t", "exec")
@@ -167,6 +182,29 @@ def _run(src: str, F: list[int], optimize: bool) -> tuple[list[Any], str]:
     # scratch stored in one branch only, read only in that branch
     "def N(pk, F):\n    if F[1] > 1:\n        F[5] = F[1] * 3\n        F[10] = F[5]\n"
     "    else:\n        F[11] = F[5]\n",
+    # a field stored twice: the first store is dead unless something reads it between
+    "def A(pk, F):\n    F[11] = F[10]\n"
+    "def N(pk, F):\n    F[10] = F[1]\n    F[12] = F[10] + 1\n    F[10] = F[2]\n"
+    "    F[10] = F[1] + 5\n    A(pk, F)\n    F[10] = F[3]\n    if F[1]:\n"
+    "        F[13] = 1\n        return None\n    F[13] = 2\n",
+    # stored in one branch, then everywhere
+    "def N(pk, F):\n    if F[1] == 3:\n        F[10] = 7\n    else:\n        F[11] = F[10]\n"
+    "    F[10] = F[2]\n",
+    # chains on the same local merge; not when a body changes it
+    "def N(pk, F):\n    k = F[1]\n    if k == 0:\n        F[10] = 5\n    elif k == 3:\n"
+    "        F[11] = 6\n    if k == 0:\n        F[12] = F[10] + 1\n    elif k == 3:\n"
+    "        F[13] = F[11] * 2\n    else:\n        F[14] = 1\n",
+    "def N(pk, F):\n    k = F[1]\n    if k == 0:\n        k = 3\n    elif k == 3:\n"
+    "        F[11] = 6\n    if k == 0:\n        F[12] = 1\n    elif k == 3:\n"
+    "        F[13] = 2\n",
+    # a table's entry runs an action: what it writes is re-read, the rest is kept
+    "def A1(pk, F, P):\n    F[10] = F[10] + 1\n"
+    "def N(pk, F):\n    F[10] = F[1] + F[2]\n    F[11] = F[1] + F[2]\n"
+    "    e5 = T5.default\n    e5.fn(pk, F, e5.params)\n    F[12] = F[10]\n"
+    "    F[13] = F[1] + F[2]\n",
+    # range checks that the width settles, and those it does not
+    "def N(pk, F):\n    _i = F[1] & 3\n    if 0 <= _i < 4:\n        F[10] = R0[_i]\n"
+    "    _i = F[2] & 7\n    if 0 <= _i < 4:\n        F[11] = R0[_i]\n",
 ])
 def test_optimizer_keeps_semantics(src: str, F: list[int]) -> None:
     want, _ = _run(src, F, False)
