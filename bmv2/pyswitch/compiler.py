@@ -21,7 +21,7 @@ from .parsergen import ParserGen, sign_extend
 from .primitives import STACK_HELPERS, PrimitiveCompiler
 from .program import HeaderInfo, Program
 from .tablebuild import build_tables
-from .tables import Table
+from .tables import Table, noop
 
 CORE_ERRORS = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
                "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
@@ -224,9 +224,6 @@ class Generator:
             chunk, width = [], 0
         k = len(self.structs)
         self.structs.append("!" + "".join(fmt))
-        slots = [f"F[{fs.slot}]" for fs in h.fields]
-        if vals == slots and len(vals) > 1:
-            return f"_PK{k}.pack(*F[{h.fields[0].slot}:{h.fields[-1].slot + 1}])"
         return f"_PK{k}.pack({', '.join(vals)})"
 
     def _checksum_calc(self, ck: dict[str, Any]) -> str:
@@ -320,6 +317,7 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random,
         "_sx": sign_extend,
         "_csum_int": csum16_of_int,
         "_Struct": struct.Struct,
+        "_noop": noop,
         **RUNTIME_HELPERS,
         **STACK_HELPERS,
     }

@@ -269,7 +269,7 @@ class ControlGen:
             lines = [f"{e} = {get}", f"if {e} is None:", f"    {e} = T{tid}.default"]
             if t.get("with_counters"):
                 lines += ["else:", f"    {e}.packets += 1", f"    {e}.bytes += pk.ilen"]
-        lines.append(f"{e}.fn(pk, F, {e}.params)")
+        lines += [f"if {e}.fn is not _noop:", f"    {e}.fn(pk, F, {e}.params)"]
         static, nxt = self._static_next(t)
         if not static:
             self.dynamic_next.add((pname, t["name"]))
@@ -316,7 +316,8 @@ class ControlGen:
                 body.append(f"return {self.node(pname, hit, where)}")
             lines += _indent(body)
         e = f"e{tid}"
-        lines += ["else:", f"    {e} = T{tid}.default", f"    {e}.fn(pk, F, {e}.params)"]
+        lines += ["else:", f"    {e} = T{tid}.default", f"    if {e}.fn is not _noop:",
+                  f"        {e}.fn(pk, F, {e}.params)"]
         self.called_actions.update(self.action_ids(t))  # any of them can be the default
         if not static:
             self.dynamic_next.add((pname, t["name"]))

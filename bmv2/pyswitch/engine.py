@@ -88,6 +88,9 @@ class Engine:
         self.queueing = queueing if min(queueing) >= 0 else None
         self.s_qid = _opt(prog, "queueing_metadata.qid")
         self.start = time.monotonic()
+        self.egress_entry = code.egress
+        self.espec_reset = (drop_port + 1) & self.espec_mask
+        self.timestamps = self.s_ets >= 0 or self.queueing is not None
 
     def now_us(self) -> int:
         """Microseconds since the switch started (48-bit, like bmv2's timestamps)."""
@@ -108,33 +111,37 @@ class Engine:
         ingress_q: deque[Pkt] = deque([Pkt(F, data, port, len(data))])
         egress_q: deque[Pkt] = deque()
         passes = egress_runs = 0
-        while ingress_q or egress_q:
-            if egress_q:
-                pk = egress_q.popleft()
-                egress_runs += 1
-                if egress_runs > self.max_egress_runs:
-                    stats.loop_limit_drops += 1 + len(egress_q) + len(ingress_q)
-                    break
-                stats.egress_runs += 1
-                try:
-                    self._egress(pk, egress_q, ingress_q, out)
-                except Exception:
-                    stats.errors += 1
-                    stats.dropped += 1
-            else:
+        max_egress = self.max_egress_runs
+        egress = self._egress
+        try:
+            while True:
+                while egress_q:  # egress first
+                    pk = egress_q.popleft()
+                    if egress_runs >= max_egress:
+                        stats.loop_limit_drops += 1 + len(egress_q) + len(ingress_q)
+                        return out
+                    egress_runs += 1
+                    try:
+                        egress(pk, egress_q, ingress_q, out)
+                    except Exception:
+                        stats.errors += 1
+                        stats.dropped += 1
+                if not ingress_q:
+                    return out
                 pk = ingress_q.popleft()
                 passes += 1
                 if passes > self.max_passes:
                     stats.loop_limit_drops += 1 + len(ingress_q)
-                    break
+                    return out
                 stats.passes += 1
                 try:
                     self._ingress(pk, egress_q, ingress_q)
                 except Exception:
                     stats.errors += 1
                     stats.dropped += 1
-        stats.packets_out += len(out)
-        return out
+        finally:
+            stats.egress_runs += egress_runs
+            stats.packets_out += len(out)
 
     # ---- ingress and the traffic manager ----------------------------------
 
@@ -214,15 +221,28 @@ class Engine:
             self._enqueue(sess.port, copy, egress_q)
 
     def _replicate(self, pk: Pkt, replicas: tuple[Replica, ...], egress_q: deque[Pkt]) -> None:
+        """A copy of ``pk`` per (port, rid), each enqueued as ``_enqueue`` would (the copies
+        differ only in egress_rid: the priority check and the enqueue time are shared)."""
+        if not replicas:
+            return
         F = pk.F
-        for port, rid in replicas:
-            if self.s_rid >= 0:
-                F[self.s_rid] = rid
-            copy = Pkt(F[:], pk.payload, pk.port, pk.ilen)
-            copy.orig = pk.orig
-            copy.plen = pk.plen
-            self.stats.replicas += 1
-            self._enqueue(port, copy, egress_q)
+        stats = self.stats
+        stats.replicas += len(replicas)
+        s_rid = self.s_rid
+        if self.s_prio >= 0 and F[self.s_prio] >= 1:
+            if s_rid >= 0:
+                F[s_rid] = replicas[-1][1]
+            stats.dropped += len(replicas)  # simple_switch: "priority out of range"
+            return
+        if self.queueing is not None:
+            F[self.queueing[0]] = self.now_us() & 0xFFFFFFFF
+            F[self.queueing[1]] = 0
+        payload, port, ilen, orig, plen = pk.payload, pk.port, pk.ilen, pk.orig, pk.plen
+        append = egress_q.append
+        for eport, rid in replicas:
+            if s_rid >= 0:
+                F[s_rid] = rid
+            append(Pkt(F[:], payload, port, ilen, orig, plen, eport))
 
     def _enqueue(self, port: int, pk: Pkt, egress_q: deque[Pkt]) -> None:
         F = pk.F
@@ -244,18 +264,20 @@ class Engine:
     def _egress(self, pk: Pkt, egress_q: deque[Pkt], ingress_q: deque[Pkt],
                 out: list[tuple[int, bytes]]) -> None:
         F = pk.F
-        if self.s_ets >= 0:
-            F[self.s_ets] = self.now_us()
-        if self.queueing is not None:
-            enq, _eq, deq_td, deq_qd = self.queueing
-            F[deq_td] = (self.now_us() - F[enq]) & 0xFFFFFFFF
-            F[deq_qd] = 0
-            if self.s_qid >= 0:
-                F[self.s_qid] = 0
+        if self.timestamps:
+            now = self.now_us()
+            if self.s_ets >= 0:
+                F[self.s_ets] = now
+            if self.queueing is not None:
+                enq, _eq, deq_td, deq_qd = self.queueing
+                F[deq_td] = (now - F[enq]) & 0xFFFFFFFF
+                F[deq_qd] = 0
+                if self.s_qid >= 0:
+                    F[self.s_qid] = 0
         F[self.s_eport] = pk.eport
-        F[self.s_espec] = (self.drop_port + 1) & self.espec_mask
+        F[self.s_espec] = self.espec_reset
         F[self.s_len] = pk.plen
-        node = self.code.egress
+        node = self.egress_entry
         while node is not None:
             node = node(pk, F)
             if pk.exit:
@@ -268,9 +290,7 @@ class Engine:
                 F2[:self.nmeta] = self.zero_meta
                 self._copy_fields(F2, F, fl)
                 F2[self.s_itype] = INSTANCE_EGRESS_CLONE
-                copy = Pkt(F2, pk.payload, pk.port, pk.ilen)
-                copy.orig = pk.orig
-                copy.plen = pk.plen
+                copy = Pkt(F2, pk.payload, pk.port, pk.ilen, pk.orig, pk.plen)
                 self._clone_out(copy, session, egress_q)
         if F[self.s_espec] == self.drop_port:
             self.stats.dropped += 1

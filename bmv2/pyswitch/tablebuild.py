@@ -20,10 +20,13 @@ from .tables import (
     Table,
     TableAction,
     Ternary,
+    noop,
 )
 
 if TYPE_CHECKING:
     from .controls import ControlGen
+
+NOOP_PRIMITIVES = ("no_op", "log_msg")  # an action of only these does nothing
 
 
 def build_tables(prog: Program, controls: ControlGen, ns: dict[str, Any]) -> dict[str, Table]:
@@ -69,7 +72,9 @@ def _make_table(prog: Program, controls: ControlGen, ns: dict[str, Any], pname: 
             if a.name not in nexts:
                 raise ProgramError(f"{where}: next_tables has no entry for action '{a.name}'")
             hit = miss = node(nexts[a.name])
-        actions[a.name] = TableAction(info, ns[f"A{a.id}"], hit, miss)
+        fn = noop if all(p.get("op") in NOOP_PRIMITIVES for p in a.primitives) \
+            else ns[f"A{a.id}"]
+        actions[a.name] = TableAction(info, fn, hit, miss)
     empty_next = node(nexts["__MISS__"]) if hit_miss else node(t.get("base_default_next"))
     max_size = int(t.get("max_size", len(t.get("entries", [])) or 1024))
     table = Table(t["name"], t.get("match_type", "exact"), fields, masks, actions, max_size,
