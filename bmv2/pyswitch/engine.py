@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .compiler import Compiled
 from .packet import Pkt
@@ -47,6 +48,29 @@ class Stats:
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""
         return asdict(self)
+
+
+class _Copies:
+    """Replicas of a packet waiting for egress, made one at a time as their turn comes
+    (so that one is alive at a time; see ``Engine.run``): each a copy of ``F`` with its
+    egress_rid, the last one ``F`` itself."""
+
+    __slots__ = ("F", "i", "ilen", "orig", "payload", "plen", "port", "replicas", "s_rid")
+
+    def __init__(self, F: list[int], pk: Pkt, replicas: tuple[Replica, ...], s_rid: int) -> None:
+        self.F = F
+        self.payload, self.port, self.ilen = pk.payload, pk.port, pk.ilen
+        self.orig, self.plen = pk.orig, pk.plen
+        self.replicas = replicas
+        self.i = 0
+        self.s_rid = s_rid
+
+    def left(self) -> int:
+        return len(self.replicas) - self.i
+
+
+def _waiting(q: deque[Any]) -> int:
+    return sum(x.left() if x.__class__ is _Copies else 1 for x in q)
 
 
 def _opt(prog: Program, name: str) -> int:
@@ -113,12 +137,28 @@ class Engine:
         passes = egress_runs = 0
         max_egress = self.max_egress_runs
         egress = self._egress
+        s_rid = self.s_rid
         try:
             while True:
                 while egress_q:  # egress first
-                    pk = egress_q.popleft()
+                    pk = egress_q[0]
+                    if pk.__class__ is _Copies:  # the next replica (job.make(), inline)
+                        job = pk
+                        i = job.i
+                        eport, rid = job.replicas[i]
+                        job.i = i = i + 1
+                        if i == len(job.replicas):
+                            egress_q.popleft()
+                            F = job.F
+                        else:
+                            F = job.F[:]
+                        if s_rid >= 0:
+                            F[s_rid] = rid
+                        pk = Pkt(F, job.payload, job.port, job.ilen, job.orig, job.plen, eport)
+                    else:
+                        egress_q.popleft()
                     if egress_runs >= max_egress:
-                        stats.loop_limit_drops += 1 + len(egress_q) + len(ingress_q)
+                        stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
                         return out
                     egress_runs += 1
                     try:
@@ -185,7 +225,7 @@ class Engine:
         mgid = F[self.s_mcast] if self.s_mcast >= 0 else 0
         if mgid:
             F[self.s_itype] = INSTANCE_REPLICATION
-            self._replicate(pk, self.pre.replicate(mgid), egress_q)
+            self._replicate(pk, self.pre.replicate(mgid), egress_q, own=True)
             return
         if egress_spec == self.drop_port:
             self.stats.dropped += 1
@@ -220,9 +260,12 @@ class Engine:
         if sess.port is not None:
             self._enqueue(sess.port, copy, egress_q)
 
-    def _replicate(self, pk: Pkt, replicas: tuple[Replica, ...], egress_q: deque[Pkt]) -> None:
+    def _replicate(self, pk: Pkt, replicas: tuple[Replica, ...], egress_q: deque[Any],
+                   own: bool = False) -> None:
         """A copy of ``pk`` per (port, rid), each enqueued as ``_enqueue`` would (the copies
-        differ only in egress_rid: the priority check and the enqueue time are shared)."""
+        differ only in egress_rid: the priority check and the enqueue time are shared).
+        The copies are made when their egress turn comes, from ``pk``'s PHV as it is now
+        (``own``: ``pk`` is not used again, its PHV need not be kept aside)."""
         if not replicas:
             return
         F = pk.F
@@ -237,12 +280,9 @@ class Engine:
         if self.queueing is not None:
             F[self.queueing[0]] = self.now_us() & 0xFFFFFFFF
             F[self.queueing[1]] = 0
-        payload, port, ilen, orig, plen = pk.payload, pk.port, pk.ilen, pk.orig, pk.plen
-        append = egress_q.append
-        for eport, rid in replicas:
-            if s_rid >= 0:
-                F[s_rid] = rid
-            append(Pkt(F[:], payload, port, ilen, orig, plen, eport))
+        egress_q.append(_Copies(F if own else F[:], pk, replicas, s_rid))
+        if s_rid >= 0:
+            F[s_rid] = replicas[-1][1]
 
     def _enqueue(self, port: int, pk: Pkt, egress_q: deque[Pkt]) -> None:
         F = pk.F
