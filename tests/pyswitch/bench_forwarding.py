@@ -18,6 +18,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from bmv2.pyswitch import Exact, Lpm, Switch
+from controller.replication import sample_groups
 
 from .util import program_json
 
@@ -65,6 +66,10 @@ def bench_replay(seconds: float) -> None:
     sw.table_add("ReplayIngress.replay.replay_acl", [Exact(0xC6120001), Exact(0)],
                  "ReplayIngress.replay.allow", [7])
     sw.clone_session_set(100, port=0)
+    sw.table_add("ReplayIngress.replay.sample_replication", [Exact(1)],
+                 "ReplayIngress.replay.replicate", [512])
+    for group, replicas in sample_groups(1, 512).items():
+        sw.mc_group_set(group, replicas)
 
     def request(op: int, flags: int, count: int = 0, payload: bytes = b"") -> bytes:
         body = REPLAY_HEADER.pack(1, op, flags, 0, 0, count, 0, 0, 1, 0, 0, 1 << 16, 0, 0)
@@ -73,8 +78,10 @@ def bench_replay(seconds: float) -> None:
     insert = request(1, 0x04, payload=bytes(64))
     print(f"replay.p4 INSERT (no ack):  {rate(sw, 1, insert, seconds):9.0f} requests/s")
     sample = request(2, 0x10, count=32)
+    assert len(sw.process(1, sample)) == 32
     r = rate(sw, 1, sample, seconds)
-    print(f"replay.p4 SAMPLE 32 uniform: {r:8.0f} requests/s = {32 * r:.0f} replies/s")
+    print(f"replay.p4 SAMPLE 32 uniform: {r:8.0f} requests/s = {32 * r:.0f} replies/s "
+          "(more: python -m tests.pyswitch.bench_sample)")
 
 
 def main() -> None:
