@@ -1,11 +1,16 @@
 """Generate the ingress/egress control flow: tables, conditionals, action calls.
 
-Every control-flow node becomes a function ``N<k>(pk, F)`` returning the next
-node's function (or None at the end), which the engine calls in a loop. To keep
-that loop short, a successor with a single predecessor is inlined into its
-predecessor's function (conditionals become nested ``if``s, chains of dummy
-tables become straight-line code). After anything that may run ``exit``, the
-inlined code checks ``pk.exit``.
+A node's function ``N<k>(pk, F)`` runs the node and what follows it, and returns
+the function to continue with (None at the end), which the engine calls in a loop.
+Control flow is structured: the two branches of a conditional become an if/else
+that falls through to the node where they meet (the conditional's immediate
+post-dominator), so a pipeline pass is usually one call. Only a table whose next
+node depends on its entry (``return e<k>.next``), deep nesting, or a graph with a
+cycle continue in another function; only functions something can reach are
+generated. Tables with const entries (exact match, no counters) become an if/elif
+chain with each entry's action inline; a miss runs the default entry, which the
+control plane may change. After anything that may run ``exit``, the code checks
+``pk.exit``.
 """
 
 from __future__ import annotations

@@ -55,15 +55,14 @@ class _Copies:
     (so that one is alive at a time; see ``Engine.run``): each a copy of ``F`` with its
     egress_rid, the last one ``F`` itself."""
 
-    __slots__ = ("F", "i", "ilen", "orig", "payload", "plen", "port", "replicas", "s_rid")
+    __slots__ = ("F", "i", "ilen", "orig", "payload", "plen", "port", "replicas")
 
-    def __init__(self, F: list[int], pk: Pkt, replicas: tuple[Replica, ...], s_rid: int) -> None:
+    def __init__(self, F: list[int], pk: Pkt, replicas: tuple[Replica, ...]) -> None:
         self.F = F
         self.payload, self.port, self.ilen = pk.payload, pk.port, pk.ilen
         self.orig, self.plen = pk.orig, pk.plen
         self.replicas = replicas
         self.i = 0
-        self.s_rid = s_rid
 
     def left(self) -> int:
         return len(self.replicas) - self.i
@@ -280,7 +279,7 @@ class Engine:
         if self.queueing is not None:
             F[self.queueing[0]] = self.now_us() & 0xFFFFFFFF
             F[self.queueing[1]] = 0
-        egress_q.append(_Copies(F if own else F[:], pk, replicas, s_rid))
+        egress_q.append(_Copies(F if own else F[:], pk, replicas))
         if s_rid >= 0:
             F[s_rid] = replicas[-1][1]
 
