@@ -47,6 +47,11 @@ class Compiled:
         """The Python source the program runs as."""
         return self.generated if isinstance(self.generated, str) else self.generated.source
 
+    @property
+    def field_reads(self) -> frozenset[int] | None:
+        """PHV slots the generated code may read (None: any of them)."""
+        return None if isinstance(self.generated, str) else self.generated.field_reads
+
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
     pad = "    " * n

@@ -110,6 +110,18 @@ class Engine:
                     for n in ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth")]
         self.queueing = queueing if min(queueing) >= 0 else None
         self.s_qid = _opt(prog, "queueing_metadata.qid")
+        # clock readings nothing reads are not taken (the program never reads the field)
+        reads = code.field_reads
+
+        def unread(slot: int) -> bool:
+            return reads is not None and slot not in reads
+
+        if unread(self.s_its):
+            self.s_its = -1
+        if unread(self.s_ets):
+            self.s_ets = -1
+        if self.queueing is not None and all(unread(s) for s in (*queueing, self.s_qid)):
+            self.queueing = None
         self.start = time.monotonic()
         self.egress_entry = code.egress
         self.espec_reset = (drop_port + 1) & self.espec_mask

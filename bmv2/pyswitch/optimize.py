@@ -134,6 +134,7 @@ class _Keys:
         self.actions: dict[str, tuple[set[Res], bool]] = {}  # A<id> -> what it may write
         self.entries_ok = True
         self.unique = 0
+        self.field_reads: set[int] | None = set()  # slots generated code reads (None: any)
 
     def opaque(self) -> int:
         """A key equal to no other."""
@@ -456,8 +457,11 @@ class _ReadCheck:
                     self.all_bad = True
             else:
                 self.all_bad = True
-        if i.fr and not i.fr <= stored:
-            self.bad.update(i.fr - stored)
+        if i.fr:
+            if self.keys.field_reads is not None:
+                self.keys.field_reads |= i.fr
+            if not i.fr <= stored:
+                self.bad.update(i.fr - stored)
 
     def _call(self, c: ast.Call, stored: set[int]) -> None:
         name = _call_name(c)
@@ -486,6 +490,8 @@ class _ReadCheck:
                     if slot not in stored:
                         self.bad.add(slot)
                     self.stores.add(slot)
+                    if self.keys.field_reads is not None:
+                        self.keys.field_reads.add(slot)
                 elif isinstance(s.target, ast.Subscript) and _is_f(s.target.value):
                     self.all_bad = True  # F[non-constant] += ...: not generated
                 else:
@@ -550,12 +556,15 @@ def local_slots(funcs: list[ast.FunctionDef], keys: _Keys) -> set[int]:
     facts = keys.facts
     bad = set(facts.external)
     stores: set[int] = set()
+    all_bad = False
     for fn in funcs:
         chk = _ReadCheck(fn, keys, bad)
         chk.block(fn.body, set())
-        if chk.all_bad:
-            return set()
+        all_bad = all_bad or chk.all_bad
         stores |= chk.stores
+    if all_bad:  # some access may reach any metadata field
+        keys.field_reads = None
+        return set()
     return {s for s in stores if s < facts.meta_slots and s not in bad}
 
 
@@ -1457,6 +1466,11 @@ def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None
 
 def optimize_source(src: str, facts: Facts) -> ast.Module:
     """The optimized module of generated source ``src``."""
+    return _optimize(src, facts)[0]
+
+
+def _optimize(src: str, facts: Facts) -> tuple[ast.Module, set[int] | None]:
+    """The optimized module and the fields its code may read (None: any)."""
     tree = ast.parse(src)
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     keys = _Keys(facts)
@@ -1468,7 +1482,7 @@ def optimize_source(src: str, facts: Facts) -> ast.Module:
     for fn in funcs:
         if _simple(fn.body):
             optimize_function(fn, keys, slots)
-    return tree
+    return tree, keys.field_reads
 
 
 def _at(new: Any, old: ast.AST) -> Any:
@@ -1531,9 +1545,10 @@ def program_facts(prog: Program, drop_port: int,
 class OptimizedCode:
     """The optimized code of one generated module; its source is unparsed on demand."""
 
-    def __init__(self, tree: ast.Module, name: str) -> None:
+    def __init__(self, tree: ast.Module, field_reads: set[int] | None, name: str) -> None:
         self._tree: ast.Module | None = tree
         self._source: str | None = None
+        self.field_reads = None if field_reads is None else frozenset(field_reads)
         try:
             self.code = compile(tree, name, "exec")
         except (TypeError, ValueError):  # a new node without a position: give it one
@@ -1564,7 +1579,7 @@ def optimized_code(src: str, facts: Facts, name: str) -> OptimizedCode | None:
     hit = _CACHE.get(key)
     if hit is None:
         try:
-            hit = OptimizedCode(optimize_source(src, facts), name)
+            hit = OptimizedCode(*_optimize(src, facts), name=name)
         except Exception as e:  # never stop a program from loading
             warnings.warn(f"pyswitch: optimizing {name} failed ({e!r}); running the code "
                           "as generated", RuntimeWarning, stacklevel=2)

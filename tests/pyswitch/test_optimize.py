@@ -225,3 +225,32 @@ def test_optimizer_removes_scratch_and_repeats() -> None:
     _F, text = _run(src, [0] * 20, True)
     assert "F[5]" not in text and "F[6]" not in text  # scratch fields became locals
     assert text.count("<< 2") == 1 and text.count("if ") == 1, text
+
+
+def test_timestamps_taken_only_when_read() -> None:
+    """The engine skips clock readings of fields no code reads; a program that reads
+    one still sees it move."""
+    import time
+
+    from bmv2.pyswitch import Lpm
+
+    from .corpus import _udp
+    from .util import program_json
+
+    j = program_json("basic_fwd")
+    src_field = {"type": "field", "value": ["ethernet", "src"]}
+    plain = Switch(j)
+    for a in j["actions"]:
+        if a["name"] == "I.forward":
+            a["primitives"].append({"op": "assign", "parameters": [src_field, {
+                "type": "field", "value": ["standard_metadata", "ingress_global_timestamp"]}]})
+    stamped = Switch(j)
+    outs = []
+    for sw in (plain, stamped):
+        sw.table_add("I.ipv4_lpm", [Lpm(0xC6120100, 24)], "I.forward", [3])
+        first = sw.process(1, _udp("198.18.1.2"))
+        time.sleep(0.002)
+        outs.append((first, sw.process(1, _udp("198.18.1.2"))))
+    assert outs[0][0] == outs[0][1]
+    (_p1, a), (_p2, b) = outs[1][0][0], outs[1][1][0]
+    assert int.from_bytes(b[6:12], "big") - int.from_bytes(a[6:12], "big") >= 2000
