@@ -5,6 +5,7 @@
 #   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
 #   make mininet the same roles as a Mininet topology (needs Mininet)
+#   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
 #   make clean   remove build leftovers, caches and run outputs
 
 PYTHON ?= python3.11
@@ -17,11 +18,13 @@ ENV ?= CartPole-v1
 SEED ?= 1
 RUN_ARGS ?=
 BENCH_ARGS ?=
+SOAK_SECONDS ?= 600
+SOAK_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup p4 test lint run bench mininet clean
+.PHONY: setup p4 test lint run bench mininet soak clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
@@ -30,6 +33,10 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
 	@touch $@
+
+# IPython settings for p4runtime-shell (replayctl shell); see the file's docstring.
+$(VENV)/etc/ipython/ipython_config.py: controller/ipython_config.py $(VENV)/.installed
+	install -D -m 644 $< $@
 
 p4: setup
 	$(BIN)/python -m bmv2.artifacts build
@@ -50,6 +57,9 @@ bench: setup
 mininet: setup
 	$(BIN)/python -m bmv2.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \
 		--actors $(ACTORS) --env $(ENV) --seed $(SEED) $(RUN_ARGS)
+
+soak: setup
+	$(BIN)/python -m agent.soak --switch all --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 clean:
 	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info

@@ -2,16 +2,21 @@
 
     python -m agent.bench --switch auto            # `make bench`: every switch present
     python -m agent.bench --switch python --rounds 3 --out /tmp/bench
+    python -m agent.bench --out docs/benchmarks      # replace the committed results
     python -m agent.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
 
 Per switch (the Python switch always, bmv2 when installed) one namespace
 testbed: the replay client in the learner namespace talks to the switch's VIP
 (in-network) or to the host replay server in the `replay` namespace behind the
-same switch (host); the in-process backend needs no network. Each round runs
-every backend's short, bounded measurement plus the switch's forwarding rate,
-in rotating order; results are medians over rounds. Training runs (optional)
-go through `python -m agent.launch`. Writes results.json, results.md and plots
-to --out (docs/benchmarks/); see docs/benchmarks.md.
+same switch (host); the in-process backend needs no network. Before the
+rounds, the host server's reply pacing is calibrated on that switch (the
+fastest setting under which it loses nothing, agent/benchmarks/pacing.py).
+Each round runs every backend's short, bounded measurement plus the switch's
+forwarding rate, in rotating order; results are medians over rounds, retries
+and lost replies are totals. Training runs (optional) go through
+`python -m agent.launch`. Writes results.json, results.md and plots to --out
+(default runs/bench-<UTC time>/, not the committed docs/benchmarks/); see
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,9 +31,19 @@ from pathlib import Path
 
 from agent.benchmarks import bed as bedmod
 from agent.benchmarks.forwarding import forwarding_figures
-from agent.benchmarks.harness import Budget, Job, medians, progress, ratios, run_rounds
-from agent.benchmarks.replay_ops import OpsBudget, measure, warm_up
+from agent.benchmarks.harness import (
+    Budget,
+    Job,
+    loss_totals,
+    medians,
+    progress,
+    ratios,
+    run_rounds,
+)
+from agent.benchmarks.pacing import LADDER, PROBE_POLICY, PROBE_REPS, calibrate, describe, probe
+from agent.benchmarks.replay_ops import BATCH_SIZES, OpsBudget, measure, warm_up
 from agent.benchmarks.report import machine_info, write_all
+from agent.benchmarks.targets import targets
 from agent.benchmarks.training import (
     TrainingHook,
     TrainingJob,
@@ -36,12 +51,14 @@ from agent.benchmarks.training import (
     run_training,
     summarize,
 )
+from agent.host_server import Pacing
 from agent.replay_client import BACKENDS, ReplayClient
 from bmv2.launch import find_bmv2, resolve_kind
 from bmv2.netns import have_netns
 
 REPO = Path(__file__).resolve().parent.parent
 NO_SWITCH = "none"
+AUTO = "auto"
 
 
 def _ints(text: str) -> list[int]:
@@ -54,6 +71,11 @@ def _backends(text: str) -> list[str]:
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"backends from {','.join(BACKENDS)}: {text!r}")
     return [b for b in BACKENDS if b in names]
+
+
+def _pacing(text: str) -> Pacing | None:
+    """None for 'auto' (calibrate), else the fixed pacing ('off' or RATE[:BURST])."""
+    return None if text == AUTO else Pacing.parse(text)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -70,7 +92,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--insert-rate", type=int, default=3000, help="INSERTs in the rate loop")
     p.add_argument("--sample-reps", type=int, default=100, help="SAMPLEs per batch size and mode")
     p.add_argument("--updates", type=int, default=3000, help="UPDATEs in the rate loop")
-    p.add_argument("--batch-sizes", type=_ints, default=[1, 32, 128])
+    p.add_argument("--batch-sizes", type=_ints, default=list(BATCH_SIZES),
+                   help="SAMPLE sizes; the per-reply slope is fitted over them")
+    p.add_argument("--host-pacing", type=_pacing, default=None, metavar="auto|off|RATE[:BURST]",
+                   help="the host server's reply pacing: auto (default) calibrates it per "
+                        "switch, off sends every SAMPLE's replies as one burst")
+    p.add_argument("--pacing-tries", type=int, default=len(LADDER),
+                   help="auto: at most this many settings tried, fastest first")
+    p.add_argument("--pacing-reps", type=int, default=PROBE_REPS,
+                   help="auto: SAMPLEs per batch size, mode and style in each try")
     p.add_argument("--forward-packets", type=int, default=30000)
     p.add_argument("--forward-window", type=int, default=64)
     p.add_argument("--forward-seconds", type=float, default=3.0)
@@ -86,7 +116,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--training-budget", type=float, default=4 * 3600.0,
                    help="bound on all training runs")
     p.add_argument("--config", type=Path, default=bedmod.BASE_CONFIG)
-    p.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output directory (default runs/bench-<UTC time>/; give "
+                        "docs/benchmarks to replace the committed results)")
     p.add_argument("--log-dir", type=Path, default=REPO / ".bench")
     return p.parse_args(argv)
 
@@ -111,12 +143,42 @@ def _ops_budget(args: argparse.Namespace) -> OpsBudget:
                      seconds=args.op_seconds, batch_sizes=tuple(args.batch_sizes))
 
 
-def _section(kind: str, backends: list[str], rounds: list[dict]) -> dict:
+def _section(kind: str, backends: list[str], rounds: list[dict],
+             pacing: dict | None) -> dict:
     med = medians(rounds)
-    out = {"switch": kind, "backends": backends, "rounds": rounds, "median": med}
+    loss = loss_totals(rounds)
+    out = {"switch": kind, "backends": backends, "rounds": rounds, "median": med,
+           "loss_totals": loss}
+    if pacing is not None:
+        out["host_pacing"] = pacing
     if "switch" in med and "host" in med:
         out["ratio_in_network_over_host"] = ratios(med["switch"], med["host"])
+        out["targets"] = targets(med, loss)
     return out
+
+
+def host_pacing(bed: bedmod.NetworkBed, args: argparse.Namespace) -> dict:
+    """Leave the host server on the fixed --host-pacing, or calibrate it on `bed` and
+    restart it with the setting chosen; what results.json records about it."""
+    if args.host_pacing is not None:
+        return {"source": "fixed (--host-pacing)", "chosen": describe(bed.pacing),
+                "clean": None, "tries": []}
+    progress(f"{bed.kind}: calibrating the host server's pacing")
+
+    def try_one(pacing: Pacing) -> dict:
+        bed.set_pacing(pacing)
+        client = bed.client("host", PROBE_POLICY)
+        try:
+            warm_up(client)
+            return probe(client, args.batch_sizes, args.pacing_reps, args.op_seconds)
+        finally:
+            client.close()
+
+    chosen, record = calibrate(try_one, tries=args.pacing_tries)
+    bed.set_pacing(chosen)
+    progress(f"{bed.kind}: host server pacing {chosen}"
+             + ("" if record["clean"] else " (no setting tried was free of loss)"))
+    return {"source": "calibrated"} | record
 
 
 def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
@@ -124,12 +186,16 @@ def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
     cfg = bedmod.load_config(args.config)
     backends = args.backends if kind != NO_SWITCH else ["inprocess"]
     ops = _ops_budget(args)
-    bed = bedmod.NetworkBed(cfg, kind, args.log_dir) if kind != NO_SWITCH else None
+    bed = (bedmod.NetworkBed(cfg, kind, args.log_dir, args.host_pacing)
+           if kind != NO_SWITCH else None)
     clients: dict[str, ReplayClient] = {}
+    pacing = None
     try:
         if bed is not None:
             progress(f"{kind}: starting the testbed and the host replay server")
             bed.start()
+            if "host" in backends:
+                pacing = host_pacing(bed, args)
         for b in backends:
             clients[b] = (bed.client(b) if bed is not None and b != "inprocess"
                           else bedmod.inprocess_client(cfg))
@@ -139,7 +205,8 @@ def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
             jobs["forwarding"] = lambda: forwarding_figures(
                 bed.testbed, args.forward_packets, args.forward_seconds, args.forward_window,
                 args.forward_pings)
-        return _section(kind, backends, run_rounds(args.rounds, jobs, budget, label=kind))
+        return _section(kind, backends, run_rounds(args.rounds, jobs, budget, label=kind),
+                        pacing)
     except Exception as exc:
         progress(f"{kind}: failed: {type(exc).__name__}: {exc}")
         return {"switch": kind, "backends": backends, "error": f"{type(exc).__name__}: {exc}"}
@@ -151,26 +218,37 @@ def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
             progress(f"{kind}: testbed stopped")
 
 
-def bench_training(args: argparse.Namespace, hook: TrainingHook) -> dict:
+def training_pacing(switch: str, args: argparse.Namespace, testbeds: dict) -> Pacing:
+    """The host server's pacing for training through `switch`: the one calibrated on it
+    in this run, else --host-pacing, else unpaced."""
+    chosen = testbeds.get(switch, {}).get("host_pacing", {}).get("chosen")
+    if chosen is not None:
+        return Pacing(chosen["rate"], chosen["burst"])
+    return args.host_pacing or Pacing()
+
+
+def bench_training(args: argparse.Namespace, hook: TrainingHook, testbeds: dict) -> dict:
     """The training comparison, or why it did not run."""
     base = {"max_seconds": args.training_seconds, "max_env_steps": args.training_env_steps,
             "runs": [], "summary": []}
     if not args.training:
         return base | {"status": "skipped (run with --training)"}
     switch = resolve_kind(args.training_switch)
+    pacing = training_pacing(switch, args, testbeds)
     stamp = int(time.time())
     jobs = [TrainingJob(b, switch, n, seed, args.training_seconds, args.training_env_steps,
-                        args.log_dir / "training" / f"{b}-a{n}-s{seed}-{stamp}")
+                        args.log_dir / "training" / f"{b}-a{n}-s{seed}-{stamp}", pacing)
             for seed in args.training_seeds for n in args.training_actors for b in args.backends]
     runs = run_training(jobs, hook, Budget(args.training_budget))
     return base | {"status": f"ran {len(runs)} of {len(jobs)} runs", "switch": switch,
-                   "runs": runs, "summary": summarize(runs)}
+                   "host_pacing": describe(pacing), "runs": runs, "summary": summarize(runs)}
 
 
 def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hook) -> dict:
     """Run the benchmarks and write the results; returns what results.json holds."""
     args = parse_args(argv)
     started = datetime.now(UTC)
+    out = args.out or default_out(started)
     t0 = time.monotonic()
     load_start = os.getloadavg()
     kinds, skipped = switch_kinds(args.switch)
@@ -185,15 +263,28 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
         "started_utc": started.isoformat(timespec="seconds"),
         "command": ["python", "-m", "agent.bench", *(sys.argv[1:] if argv is None else argv)],
         "machine": machine_info(),
-        "settings": {k: v for k, v in vars(args).items() if not isinstance(v, Path)},
+        "settings": _settings(args),
         "testbeds": testbeds,
-        "training": bench_training(args, training_hook),
+        "training": bench_training(args, training_hook, testbeds),
     }
     results["machine"] |= {"loadavg_start": load_start, "loadavg_end": os.getloadavg()}
     results["duration_s"] = time.monotonic() - t0
-    for path in write_all(results, args.out):
+    for path in write_all(results, out):
         progress(f"wrote {path}")
     return results
+
+
+def default_out(started: datetime) -> Path:
+    """Where a run writes without --out: runs/bench-<UTC time>/, not the committed docs."""
+    return REPO / "runs" / f"bench-{started:%Y%m%d-%H%M%S}"
+
+
+def _settings(args: argparse.Namespace) -> dict:
+    """The options as results.json records them (paths left out, pacing as its spec)."""
+    out = {k: v for k, v in vars(args).items()
+           if not isinstance(v, Path) and k not in ("out", "host_pacing")}
+    out["host_pacing"] = AUTO if args.host_pacing is None else args.host_pacing.spec()
+    return out
 
 
 def _terminate(signum: int, _frame: object) -> None:

@@ -12,6 +12,13 @@ peer sends can crash the loop.
 Hosts listed with --admin are treated like the switch's CPU port (READ, WRITE,
 RESET, GET_STATE, SET_STATE allowed, ACL bypassed), so the controller's
 snapshot and restore work against the baseline too.
+
+Pacing (--rate R --burst B): replies leave through a token bucket shared by
+every request: at most B back to back, R per second sustained; a reply that
+finds the bucket empty waits for its token. Unpaced (the default), SAMPLE n is
+one burst of n datagrams, which a switch with shallow egress queues (bmv2: 64
+packets) partly drops; paced within the queue's drain rate and depth, nothing
+is dropped. Traffic sparser than R (single ACKs) never waits.
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import math
 import signal
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from agent.protocol import MAX_BATCH, NUM_SLOTS, REPLAY_UDP_PORT, Mode, Op, Status
 from agent.replay_memory import (
@@ -39,13 +49,94 @@ POLL_INTERVAL = 0.05  # how soon serve_forever notices stop()
 _OP_LETTERS = {"i": ALLOW_INSERT, "s": ALLOW_SAMPLE, "u": ALLOW_UPDATE}
 
 
+DEFAULT_BURST = 32
+TOKEN_SLACK = 1e-9  # rounding in (now - last) * rate must not ask for another, tiny sleep
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """A token bucket for replies: `rate` per second (0: unpaced), `burst` back to back."""
+
+    rate: float = 0.0
+    burst: int = DEFAULT_BURST
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.rate < math.inf) or self.burst < 1:
+            raise ValueError(f"pacing wants rate >= 0 and burst >= 1: {self.rate}, {self.burst}")
+
+    @property
+    def paced(self) -> bool:
+        return self.rate > 0
+
+    def args(self) -> list[str]:
+        """The host server's command-line options for this pacing."""
+        return ["--rate", f"{self.rate:g}", "--burst", str(self.burst)] if self.paced else []
+
+    def spec(self) -> str:
+        """The text `parse` reads back: 'off' or 'RATE:BURST'."""
+        return f"{self.rate:g}:{self.burst}" if self.paced else "off"
+
+    def __str__(self) -> str:
+        return f"{self.rate:g} replies/s, bursts of {self.burst}" if self.paced else "unpaced"
+
+    @classmethod
+    def parse(cls, text: str) -> Pacing:
+        """'off' or 'RATE:BURST' (or 'RATE', with the default burst)."""
+        if text == "off":
+            return cls()
+        rate, _, burst = text.partition(":")
+        try:
+            pacing = cls(float(rate), int(burst) if burst else DEFAULT_BURST)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"pacing wants 'off' or RATE[:BURST] with RATE > 0: {text!r}") from None
+        if not pacing.paced:
+            raise argparse.ArgumentTypeError(f"pacing: RATE must be > 0 (or 'off'): {text!r}")
+        return pacing
+
+
+class Pacer:
+    """Applies a Pacing: `wait()` before each reply returns when its token is free.
+
+    Tokens accrue at `rate` per second up to `burst`; `clock` and `sleep` are
+    injectable so the schedule can be tested without real time."""
+
+    def __init__(self, pacing: Pacing, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.pacing = pacing
+        self.pauses = 0
+        self._clock = clock
+        self._sleep = sleep
+        self._tokens = float(pacing.burst)
+        self._last: float | None = None
+
+    def _refill(self) -> None:
+        now = self._clock()
+        if self._last is not None:
+            gained = (now - self._last) * self.pacing.rate
+            self._tokens = min(float(self.pacing.burst), self._tokens + gained)
+        self._last = now
+
+    def wait(self) -> None:
+        """Take one token, sleeping until there is one (no-op when unpaced)."""
+        if not self.pacing.paced:
+            return
+        self._refill()
+        while self._tokens < 1.0 - TOKEN_SLACK:
+            self._sleep((1.0 - self._tokens) / self.pacing.rate)
+            self.pauses += 1
+            self._refill()
+        self._tokens -= 1.0
+
+
 class HostServer:
-    """A UDP replay server around a ReplayService."""
+    """A UDP replay server around a ReplayService, its replies paced by `pacing`."""
 
     def __init__(self, service: ReplayService, bind: tuple[str, int],
-                 admins: Iterable[str] = ()) -> None:
+                 admins: Iterable[str] = (), pacing: Pacing | None = None) -> None:
         self.service = service
         self.admins = frozenset(admins)
+        self.pacer = Pacer(pacing or Pacing())
         self.internal_errors = 0
         self._stop = threading.Event()
         self._sock = udp_socket(bind)
@@ -66,6 +157,7 @@ class HostServer:
             log.exception("internal error serving %d bytes from %s", len(data), addr)
             return
         for reply in replies:
+            self.pacer.wait()
             try:
                 self._sock.sendto(reply, addr)
             except OSError as exc:
@@ -134,7 +226,8 @@ def _table_ids(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog=__doc__[__doc__.index("Pacing ("):])
     parser.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=REPLAY_UDP_PORT)
     parser.add_argument("--tables", type=_table_ids, default=[0], help="table ids, e.g. 0,1")
@@ -149,23 +242,35 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--admin", action="append", default=[], metavar="IP",
                         help="host treated as the controller (CPU-port ops)")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="pace replies to this many per second, over all requests "
+                             "(default 0: unpaced, SAMPLE n is one burst of n)")
+    parser.add_argument("--burst", type=int, default=DEFAULT_BURST,
+                        help="with --rate: replies that may leave back to back (token bucket "
+                             "depth; keep it below the switch's egress queue)")
     args = parser.parse_args(argv)
+    try:
+        pacing = Pacing(args.rate, args.burst)
+    except ValueError as exc:
+        parser.error(str(exc))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     config = TableConfig(enabled=not args.disabled, capacity=args.capacity,
                          min_size=args.min_size, max_batch=args.max_batch,
                          default_mode=Mode[args.mode.upper()])
     service = build_service(args.tables, config, args.allow, args.seed)
-    server = HostServer(service, (args.bind, args.port), admins=args.admin)
+    server = HostServer(service, (args.bind, args.port), admins=args.admin, pacing=pacing)
     signal.signal(signal.SIGTERM, lambda *_: server.request_stop())
     ip, port = server.address
-    print(f"host replay server on {ip}:{port} tables={args.tables} {config}", flush=True)
+    print(f"host replay server on {ip}:{port} tables={args.tables} {config} pacing: {pacing}",
+          flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.stop()
+        print(f"pacing: {pacing}, {server.pacer.pauses} pauses", flush=True)
         for (bucket, op, status), n in sorted(service.counters.items()):
             op_name = Op(op).name if op else "-"
             print(f"table {bucket} {op_name} {Status(status).name}: {n}", flush=True)

@@ -1,8 +1,14 @@
-"""All hyperparameters of a training run, in one dataclass with CartPole defaults."""
+"""All hyperparameters of a training run, in one dataclass with CartPole defaults,
+and the checks a run's settings must pass before anything starts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+
+import gymnasium as gym
+
+from agent.protocol import MAX_BATCH, NUM_SLOTS
+from agent.transition import max_obs_dim
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,7 @@ class Hyperparams:
     per_beta_steps: int = 10_000          # learner steps to anneal beta over
     priority_eps: float = 1e-3
     prefetch_depth: int = 2               # SAMPLE requests in flight while training
+    partial_batch: float = 0.9            # a batch this complete at its timeout is used as is
     broadcast_every: int = 25             # learner steps between weight broadcasts
     eps_base: float = 0.4                 # Ape-X: eps_i = eps_base ** (1 + eps_alpha i/(N-1))
     eps_alpha: float = 7.0
@@ -44,18 +51,70 @@ class Hyperparams:
 
 
 def apply_overrides(hp: Hyperparams, items: list[str]) -> Hyperparams:
-    """Hyperparams with 'name=value' overrides (tuples as comma lists, bools as 0/1/true)."""
+    """Hyperparams with 'name=value' overrides (tuples as comma lists, bools as 0/1/true),
+    checked with `check`."""
     types = {f.name: type(getattr(hp, f.name)) for f in fields(hp)}
     changes: dict[str, object] = {}
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or name not in types:
-            raise ValueError(f"unknown hyperparameter override {item!r}; known: {sorted(types)}")
+            raise ValueError(f"--set {item}: unknown hyperparameter; known: "
+                             f"{', '.join(sorted(types))}")
         kind = types[name]
-        if kind is tuple:
-            changes[name] = tuple(int(v) for v in text.split(",") if v)
-        elif kind is bool:
-            changes[name] = text.lower() in ("1", "true", "yes", "on")
-        else:
-            changes[name] = kind(text)
-    return replace(hp, **changes)
+        try:
+            if kind is tuple:
+                changes[name] = tuple(int(v) for v in text.split(",") if v)
+            elif kind is bool:
+                changes[name] = text.lower() in ("1", "true", "yes", "on")
+            else:
+                changes[name] = kind(text)
+        except ValueError:
+            raise ValueError(f"--set {item}: '{text}' is not a {kind.__name__}") from None
+    return check(replace(hp, **changes))
+
+
+def check(hp: Hyperparams) -> Hyperparams:
+    """`hp` if every setting is in range, else ValueError naming the first one that is not."""
+    positive = ("lr", "target_update", "per_beta_steps", "insert_batch", "eval_every",
+                "eval_episodes", "checkpoint_every", "log_every", "broadcast_every")
+    problems = [(name, "must be more than 0") for name in positive if getattr(hp, name) <= 0]
+    problems += [(name, "must be 0 or more") for name in ("prefetch_depth", "priority_eps",
+                                                          "env_steps_per_update", "eps_alpha",
+                                                          "per_alpha") if getattr(hp, name) < 0]
+    if not 0 < hp.gamma <= 1:
+        problems.append(("gamma", "must be in (0, 1]"))
+    if hp.n_step < 1:
+        problems.append(("n_step", "must be 1 or more"))
+    if not 1 <= hp.batch_size <= MAX_BATCH:
+        problems.append(("batch_size", f"must be 1..{MAX_BATCH}"))
+    if not 1 <= hp.capacity <= NUM_SLOTS:
+        problems.append(("capacity", f"must be 1..{NUM_SLOTS} (slots of a replay table)"))
+    if not 0 <= hp.learning_starts <= hp.capacity:
+        problems.append(("learning_starts", f"must be 0..capacity ({hp.capacity})"))
+    if hp.sample_mode not in ("prioritized", "uniform"):
+        problems.append(("sample_mode", "must be prioritized or uniform"))
+    if not hp.hidden or min(hp.hidden) < 1:
+        problems.append(("hidden", "must be one or more layer widths, e.g. 64,64"))
+    for name, problem in problems:
+        raise ValueError(f"hyperparameter {name}={getattr(hp, name)}: {problem}")
+    return hp
+
+
+def check_env(env_id: str) -> None:
+    """ValueError (one line) unless `env_id` is an installed gymnasium environment
+    with discrete actions and a flat observation that fits a replay slot."""
+    try:
+        env = gym.make(env_id)
+    except Exception as exc:  # gymnasium raises many kinds: unknown id, missing extras, ...
+        raise ValueError(f"--env {env_id}: {str(exc).splitlines()[0]}") from None
+    try:
+        obs, act = env.observation_space, env.action_space
+        if not isinstance(act, gym.spaces.Discrete):
+            raise ValueError(f"--env {env_id}: actions are {act}; DQN needs discrete actions")
+        if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
+            raise ValueError(f"--env {env_id}: observations are {obs}; a flat vector is needed")
+        if obs.shape[0] > max_obs_dim():
+            raise ValueError(f"--env {env_id}: observations of {obs.shape[0]} floats do not fit "
+                             f"a replay slot (at most {max_obs_dim()})")
+    finally:
+        env.close()

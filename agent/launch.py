@@ -11,7 +11,8 @@ What it does, in order:
   2. starts the testbed (bmv2.testbed): a namespace and veth per host, the
      switch (bmv2 when installed or asked for, else the Python switch), and
      the controller's deploy of the config;
-  3. for --backend host, starts the host replay server in its namespace;
+  3. for --backend host, starts the host replay server in its namespace
+     (its replies paced as --host-pacing says; unpaced by default);
   4. runs `agent.train` in the learner's namespace; it spawns the actors, each
      moving into its own namespace, and the learner's weights reach them
      through the switch's broadcast group. Its output is relayed here;
@@ -19,8 +20,16 @@ What it does, in order:
      tears everything down, also on error, Ctrl-C or SIGTERM, and prints the
      training's SUMMARY line with the switch kind added.
 --backend inprocess skips the network and runs agent.train with in-process
-replay (no root needed). Exit code: 0 solved, 1 not solved within the budget,
-2 bad usage or environment, 130 interrupted.
+replay (no root needed). Every option, the environment and the config are
+checked before anything starts. Exit code: 0 solved, 1 not solved within the
+budget, 2 bad usage or environment (one line on stderr), 130 interrupted.
+Through make, any of these but 0 becomes make's own 2; make's last line
+(`make: *** [Makefile:NN: run] Error 1`) names the code.
+
+Fault options (--loss, --snapshot-every, --restart-switch-at, --kill-learner-at,
+--kill-actor-at; agent/faults.py) test that training rides through packet
+loss, a switch crash recovered from the periodic snapshots, a Learner killed
+and resumed from its checkpoint and an Actor that dies.
 """
 
 from __future__ import annotations
@@ -37,14 +46,17 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.hparams import Hyperparams, apply_overrides
-from agent.protocol import REPLAY_UDP_PORT
+from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
+from agent.faults import FaultInjector, FaultPlan
+from agent.host_server import Pacing
+from agent.hparams import Hyperparams, apply_overrides, check_env
+from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
 from agent.replay_client import BACKENDS
 from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
-from bmv2.netns import have_netns
+from bmv2.netns import LossError, have_netns
 from bmv2.testbed import Bed, Testbed
 from controller import config as cfgmod
 from controller.config import Config, ConfigError
@@ -54,6 +66,7 @@ from controller.stats import read_stats
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
+MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
@@ -77,9 +90,12 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
                                                                    "replay_server")}
     if not roles["learner"]:
         raise LaunchError(f"{base.source}: no host with role learner")
-    if actors < 1 or actors > len(roles["actor"]):
-        raise LaunchError(f"{base.source}: --actors {actors} but the config has "
-                          f"{len(roles['actor'])} actor hosts")
+    n = len(roles["actor"])
+    if not n:
+        raise LaunchError(f"{base.source}: no host with role actor")
+    if not 1 <= actors <= n:
+        raise LaunchError(f"--actors {actors}: must be 1..{n} ({base.source} has {n} actor "
+                          f"host{'s' if n > 1 else ''})")
     if backend == "host" and not roles["replay_server"]:
         raise LaunchError(f"{base.source}: --backend host needs a host with role replay_server")
     hosts = [roles["learner"][0], *roles["actor"][:actors]]
@@ -98,7 +114,8 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
                    broadcast=replace(base.broadcast, members=members))
 
 
-def host_server(bed: Bed, table: int, run_dir: Path, seed: int) -> ServerProcess:
+def host_server(bed: Bed, table: int, run_dir: Path, seed: int,
+                pacing: Pacing | None = None) -> ServerProcess:
     """The baseline server in the replay_server namespace, with the switch's ACL."""
     cfg = bed.config
     host = next(h for h in cfg.hosts if h.role == "replay_server")
@@ -109,7 +126,8 @@ def host_server(bed: Bed, table: int, run_dir: Path, seed: int) -> ServerProcess
     config = TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
                          default_mode=t.mode_code)
     return ServerProcess(host.ip, [table], config, allow, run_dir / "logs" / "host-server.log",
-                         seed=seed, prefix=tuple(bed.exec_prefix(host.name))).start()
+                         seed=seed, prefix=tuple(bed.exec_prefix(host.name)),
+                         pacing=pacing or Pacing()).start()
 
 
 def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | None,
@@ -187,25 +205,99 @@ def namespace_testbed(cfg: Config, kind: str, log_dir: Path) -> Testbed:
     return Testbed(cfg, kind, log_dir=log_dir)
 
 
+def check_training(args: argparse.Namespace) -> Hyperparams:
+    """The options every backend shares: hyperparameters and the environment."""
+    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+    check_env(hp.env_id)
+    return hp
+
+
+def name_run_dir(args: argparse.Namespace, kind: str | None) -> Path:
+    """args.run_dir, by default runs/<backend>[-<switch>]-s<seed>-<time> (the switch resolved)."""
+    if args.run_dir is None:
+        parts = [args.backend, *([kind] if kind else []), f"s{args.seed}", str(int(time.time()))]
+        args.run_dir = REPO / "runs" / "-".join(parts)
+    return args.run_dir
+
+
 def run_config(args: argparse.Namespace) -> tuple[Config, str]:
-    """The config of this run and the switch kind, after checking the machine can host it."""
+    """The config of this run and the switch kind, after checking every option and
+    that the machine can host it; names the run dir (it is not created yet)."""
+    hp = check_training(args)
     ok, why = have_netns()
     if not ok:
         raise LaunchError(f"the testbed cannot run here: {why} "
                           "(BACKEND=inprocess trains without it)")
-    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
     kind = resolve_kind(args.switch)
-    return training_config(cfgmod.load(args.config), hp, args.table, args.actors,
-                           args.backend), kind
+    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    name_run_dir(args, kind)
+    return cfg, kind
+
+
+def fault_plan(args: argparse.Namespace) -> FaultPlan:
+    """The faults asked for on the command line (LaunchError for bad values)."""
+    plan = FaultPlan(args.loss, args.snapshot_every, args.keep_snapshots,
+                     args.restart_switch_at, args.switch_down, args.kill_learner_at,
+                     args.kill_actor_at)
+    problems = plan.problems()
+    if problems:
+        raise LaunchError("; ".join(problems))
+    if (plan.loss or plan.timed) and args.backend != "switch":
+        raise LaunchError("the fault options need --backend switch")
+    return plan
+
+
+def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, int],
+                         kind: str, plan: FaultPlan) -> int:
+    """Run the trainer with the plan's faults; resume it once if they killed it."""
+    if plan.loss:
+        if not isinstance(bed, Testbed):
+            raise LaunchError("--loss needs the namespace testbed")
+        try:
+            tool = bed.link_loss(plan.loss)
+        except LossError as exc:
+            raise LaunchError(str(exc)) from None
+        say(f"{plan.loss:g} % of the frames dropped each way on every link ({tool})")
+    if not plan.timed:
+        return relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
+    if not isinstance(bed, Testbed):
+        raise LaunchError("the timed fault options need the namespace testbed")
+    (args.run_dir / "pids.json").unlink(missing_ok=True)  # the injector waits for the new one
+    injector = FaultInjector(plan, bed, args.table, args.run_dir)
+    injector.start()
+    try:
+        cmd = trainer_command(args, bed.config, bed, replay)
+        code = relay(cmd, f"switch={kind}")
+        if injector.learner_killed.is_set() and code < 0:
+            checkpoint = args.run_dir / "checkpoint.pt"
+            say(f"the learner was killed (exit {code}): resuming it from {checkpoint}")
+            code = relay([*cmd, "--resume", str(checkpoint)], f"switch={kind}")
+    finally:
+        report = injector.finish()
+    summary = args.run_dir / "summary.json"
+    stall = json.loads(summary.read_text()).get("max_stall_s") if summary.exists() else None
+    restart = report.get("switch_restart")
+    say(f"faults: {report['snapshots']} snapshots"
+        + (f"; switch restart: {restart['experiences_lost']} experiences lost (inserted "
+           f"after the last snapshot), table back after {restart['outage_s']} s"
+           if restart else "")
+        + (f"; longest learner stall {stall} s" if stall is not None else "")
+        + "".join(f"; error: {e}" for e in report.get("errors", [])))
+    return code
 
 
 def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> int:
-    """Set up, train, tear down; the trainer's exit code."""
-    args.run_dir.mkdir(parents=True, exist_ok=True)
+    """Check, set up, train, tear down; the trainer's exit code."""
+    plan = fault_plan(args)
     if args.backend == "inprocess":
+        check_training(args)
+        if not 1 <= args.actors <= MAX_INPROCESS_ACTORS:
+            raise LaunchError(f"--actors {args.actors}: must be 1..{MAX_INPROCESS_ACTORS}")
+        name_run_dir(args, None).mkdir(parents=True, exist_ok=True)
         say(f"in-process replay, {args.actors} actors, no network; run dir {args.run_dir}")
         return relay(trainer_command(args, None, None, None), "switch=none")
     cfg, kind = run_config(args)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
     say(f"testbed: {len(cfg.hosts)} hosts, {kind} switch, config {args.config}")
     started = time.monotonic()
     with make_bed(cfg, kind, args.run_dir / "logs") as bed:
@@ -215,14 +307,14 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
         server = None
         try:
             if args.backend == "host":
-                server = host_server(bed, args.table, args.run_dir, args.seed)
+                server = host_server(bed, args.table, args.run_dir, args.seed, args.host_pacing)
                 replay = server.address
-                say(f"host replay server on {replay[0]}:{replay[1]}")
+                say(f"host replay server on {replay[0]}:{replay[1]}, {args.host_pacing}")
             else:
                 replay = (bed.config.vip, REPLAY_UDP_PORT)
             say(f"training {args.env} with {args.actors} actors, replay at "
                 f"{replay[0]}:{replay[1]} ({args.backend}); Ctrl-C stops")
-            code = relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
+            code = train_through_faults(args, bed, replay, kind, plan)
             record_switch_stats(bed, args.table, args.run_dir)
         finally:
             if server is not None:
@@ -232,37 +324,54 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
     return code
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The launcher's options (bmv2.mininet_topo adds its own to these)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[2:]))
+def build_parser(doc: str | None = __doc__,
+                 prog: str = "python -m agent.launch") -> argparse.ArgumentParser:
+    """The launcher's options (bmv2.mininet_topo adds its own, its `doc` and `prog`)."""
+    description, epilog = doc_parts(doc)
+    p = ArgumentParser(prog=prog, description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=BACKENDS, default="switch",
                    help="switch: in-network replay; host: the host replay server behind the "
                         "switch; inprocess: no network")
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")
-    p.add_argument("--actors", type=int, default=2)
-    p.add_argument("--env", default="CartPole-v1")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--max-env-steps", type=int, default=500_000)
-    p.add_argument("--max-seconds", type=float, default=900.0)
-    p.add_argument("--table", type=int, default=0, help="replay table to train on")
+    p.add_argument("--actors", type=int, default=2,
+                   help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})")
+    p.add_argument("--env", default="CartPole-v1",
+                   help="a gymnasium environment with discrete actions")
+    p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1)
+    p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=500_000)
+    p.add_argument("--max-seconds", type=positive_float, default=900.0)
+    p.add_argument("--table", type=int_range(0, NUM_TABLES - 1), default=0,
+                   help="replay table to train on")
+    p.add_argument("--host-pacing", type=Pacing.parse, default=Pacing(), metavar="RATE[:BURST]",
+                   help="--backend host: pace the server's replies to RATE/s in bursts of at "
+                        "most BURST (agent.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--run-dir", type=Path, default=None,
                    help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
+    f = p.add_argument_group("faults (agent/faults.py; times in seconds after training starts)")
+    f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",
+                   help="drop this %% of the frames at random, each way on every link")
+    f.add_argument("--snapshot-every", type=float, default=0.0, metavar="SECONDS",
+                   help="live snapshot of the training table into RUN_DIR/snapshots "
+                        "(default with --restart-switch-at: 5)")
+    f.add_argument("--keep-snapshots", type=int, default=5, metavar="K")
+    f.add_argument("--restart-switch-at", type=float, metavar="SECONDS",
+                   help="kill the switch, restart it, redeploy and restore the newest snapshot")
+    f.add_argument("--switch-down", type=float, default=2.0, metavar="SECONDS",
+                   help="how long the killed switch stays down (default %(default)s)")
+    f.add_argument("--kill-learner-at", type=float, metavar="SECONDS",
+                   help="kill the learner (once it has a checkpoint) and resume it from there")
+    f.add_argument("--kill-actor-at", type=float, metavar="SECONDS", help="kill actor 0")
     return p
 
 
 def parse_args(argv: list[str] | None = None,
                parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
-    args = (parser or build_parser()).parse_args(argv)
-    if args.run_dir is None:
-        name = f"{args.backend}-{args.switch}-s{args.seed}-{int(time.time())}"
-        args.run_dir = REPO / "runs" / name
-    return args
+    return (parser or build_parser()).parse_args(argv)
 
 
 def guarded(runner: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -33,7 +33,9 @@ from agent.weights import WeightSender
 
 log = logging.getLogger(__name__)
 
-WAIT_STATUSES = (Status.BELOW_MIN_SIZE, Status.EMPTY)
+# Refusals that mean "not yet": a table still filling, or disabled while the
+# controller restores it after a switch restart.
+WAIT_STATUSES = (Status.BELOW_MIN_SIZE, Status.EMPTY, Status.DISABLED)
 
 
 def importance_weights(priority: np.ndarray, total: np.ndarray, size: np.ndarray,

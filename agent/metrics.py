@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 COLUMNS = ("wall_s", "learner_steps", "env_steps", "episodes", "train_return", "eval_return",
-           "loss", "samples_per_s", "inserts_per_s")
+           "eval_episodes", "loss", "samples_per_s", "inserts_per_s")
 
 
 class MetricsLog:

@@ -17,7 +17,12 @@ Loss handling (UDP is lossy; every call is bounded in time):
   round-trip time plus four times its variation, only requests answered at the
   first attempt timed), kept within [min_timeout, timeout]; retries back off
   from `timeout`. A switch that drops a reply now costs a few round trips
-  rather than the whole configured timeout.
+  rather than the whole configured timeout. With several requests in
+  flight, the later ones wait in the service's queue behind the earlier
+  ones, so (as TCP restarts its timer on an ACK, RFC 6298 5.3) a request's
+  first wait restarts when a request started before it is answered, and once
+  when one times out (so a dead service costs one extra first wait, not one
+  per request in flight).
 * INSERT/UPDATE with ACK are resent with the same request id, so a late ACK
   still matches and each request counts once. Delivery is at least once: an
   insert whose ACK (not the request) was lost is stored twice.
@@ -29,8 +34,16 @@ Loss handling (UDP is lossy; every call is bounded in time):
   so on timeout with k < n replies the client sends a top-up SAMPLE for the
   n - k missing ones (a new request id, counted as a retry). When retries run
   out, a partial batch is returned if at least one reply arrived (counted in
-  `partial_batches`), else `ReplayTimeout` is raised. An error reply (e.g.
+  `partial_batches`), else `ReplayTimeout` is raised. With
+  `RetryPolicy.partial_ok` below 1, a batch that has that fraction of its
+  replies is returned as it is, without a top-up, when its timeout expires or
+  when no reply of it came for `partial_gap` seconds (a batch's replies come
+  back to back): under packet loss almost every large batch misses a reply or
+  two, and waiting for them costs more than a slightly smaller batch. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
+* `lost_replies` counts the replies still missing whenever a request's
+  deadline passes (then asked for again, or given up on): a lost ACK is 1, a
+  SAMPLE n with k replies in is n - k, at every deadline it misses.
 
 A client is not thread-safe: use one per thread.
 """
@@ -58,7 +71,8 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("switch", "host", "inprocess")
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
-             "retries", "timeouts", "refused", "dropped_replies", "malformed_replies")
+             "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
+             "malformed_replies")
 
 
 class ReplayError(RuntimeError):
@@ -97,7 +111,9 @@ class RetryPolicy:
     """Timeout of the first attempt, growing by `backoff` per retry up to `max_timeout`.
 
     With `adaptive`, the first attempt's timeout follows the measured round-trip
-    time (see RttEstimator), between `min_timeout` and `timeout`."""
+    time (see RttEstimator), between `min_timeout` and `timeout`. A SAMPLE with
+    at least `partial_ok` of its replies is done when a timeout expires or no
+    reply came for `partial_gap` seconds."""
 
     timeout: float = 0.25
     retries: int = 3
@@ -105,6 +121,8 @@ class RetryPolicy:
     max_timeout: float = 2.0
     adaptive: bool = True
     min_timeout: float = 0.05
+    partial_ok: float = 1.0
+    partial_gap: float = 0.01
 
     def timeout_for(self, attempt: int, first: float | None = None) -> float:
         """Timeout of attempt `attempt` (0 = first). Only the first may be the
@@ -206,7 +224,8 @@ class InProcessTransport:
     def recv(self, timeout: float) -> Message | None:
         if self._inbox:
             return self._inbox.popleft()
-        time.sleep(timeout)
+        if timeout > 0:  # nothing can arrive meanwhile: only the caller's clock moves
+            time.sleep(timeout)
         return None
 
     def close(self) -> None:
@@ -223,6 +242,9 @@ class PendingRequest:
     sent: float
     first_timeout: float
     deadline: float
+    order: int = 0  # the client's count of requests started before this one
+    restarted: bool = False  # first wait restarted by an earlier request's timeout
+    last_reply: float = 0.0
     attempt: int = 0
     ids: list[int] = field(default_factory=list)
     replies: dict[tuple[int, int], Message] = field(default_factory=dict)
@@ -248,6 +270,7 @@ class ReplayClient:
         self._counts: Counter[str] = Counter()
         self._warned: set[tuple[int, int]] = set()
         self._rtt: dict[tuple[int, int], RttEstimator] = {}
+        self._started = 0
 
     # --- public API -------------------------------------------------------------
 
@@ -352,7 +375,8 @@ class ReplayClient:
         first = self.first_timeout(op, want)
         now = time.monotonic()
         pending = PendingRequest(op=op, message=msg, want=want, sent=now, first_timeout=first,
-                                 deadline=now + first)
+                                 deadline=now + first, order=self._started)
+        self._started += 1
         self._register(pending, msg)
         return pending
 
@@ -363,13 +387,26 @@ class ReplayClient:
         self.transport.send(msg)
 
     def _finish(self, pending: PendingRequest) -> None:
-        if pending.attempt == 0 and pending.replies:  # Karn: time unretried requests only
+        now = time.monotonic()
+        if pending.attempt == 0 and len(pending.replies) >= pending.want:  # Karn: unretried
             est = self._rtt.setdefault((pending.op, pending.want), RttEstimator())
-            est.observe(time.monotonic() - pending.sent)
+            est.observe(now - pending.sent)
         pending.done = True
         self._active.discard(pending)
         for rid in pending.ids:
             self._by_id.pop(rid, None)
+        if pending.replies:
+            self._restart_timers(pending, now, timed_out=False)
+
+    def _restart_timers(self, ahead: PendingRequest, now: float, timed_out: bool) -> None:
+        """Requests started after `ahead` and still on their first wait were queued
+        behind it: now that it is answered (or timed out, once), their first wait
+        runs from now."""
+        for p in self._active:
+            if p.attempt > 0 or p.order <= ahead.order or (timed_out and p.restarted):
+                continue
+            p.restarted = p.restarted or timed_out
+            p.deadline = max(p.deadline, now + p.first_timeout)
 
     def _run_acked(self, op: int, msgs: list[Message]) -> list[PendingRequest]:
         """Send with at most `window` requests outstanding; wait for all to finish."""
@@ -398,7 +435,7 @@ class ReplayClient:
             self._expire(now)
             if done() or not self._active:
                 return
-            wait = min(p.deadline for p in self._active) - now
+            wait = min(self._due(p) for p in self._active) - now
             msg = self.transport.recv(max(wait, 0.0))
             if msg is not None:
                 self._dispatch(msg)
@@ -409,7 +446,16 @@ class ReplayClient:
             self._dispatch(msg)
 
     def _expire(self, now: float) -> None:
-        for pending in [p for p in self._active if p.deadline <= now]:
+        expired = sorted((p for p in self._active if self._due(p) <= now), key=lambda p: p.order)
+        for pending in expired:
+            if self._due(pending) > now:  # restarted by an earlier one in this loop
+                continue
+            if self._enough(pending):
+                self._finish(pending)  # enough of the batch: no top-up
+                continue
+            self._counts["lost_replies"] += pending.want - len(pending.replies)
+            if pending.attempt == 0:
+                self._restart_timers(pending, now, timed_out=True)
             if pending.attempt >= self.policy.retries:
                 self._counts["timeouts"] += 1
                 self._finish(pending)
@@ -426,6 +472,18 @@ class ReplayClient:
             else:
                 self.transport.send(pending.message)
 
+    def _enough(self, pending: PendingRequest) -> bool:
+        """A SAMPLE with `partial_ok` of its replies (it may end before it is complete)."""
+        return pending.op == Op.SAMPLE and bool(pending.replies) and (
+            len(pending.replies) >= self.policy.partial_ok * pending.want)
+
+    def _due(self, pending: PendingRequest) -> float:
+        """When `pending` is next looked at: its timeout, or sooner once it has
+        enough replies and they stopped coming."""
+        if self._enough(pending):
+            return min(pending.deadline, pending.last_reply + self.policy.partial_gap)
+        return pending.deadline
+
     def _dispatch(self, msg: Message) -> None:
         pending = self._by_id.get(msg.request_id)
         if pending is None or not msg.is_reply or msg.op != pending.op:
@@ -440,6 +498,7 @@ class ReplayClient:
                 self._counts["dropped_replies"] += 1
                 return
             pending.replies[key] = msg
+            pending.last_reply = time.monotonic()
             if len(pending.replies) >= pending.want:
                 self._finish(pending)
             return

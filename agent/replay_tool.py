@@ -7,7 +7,8 @@
 slots are printed and a lost packet is resent); `sample` draws a batch and
 prints slot, stamp and priority of each reply. The replay address defaults to
 the config's VIP (in-network); give the host replay server's address to talk to
-it instead. Exit codes: 0 done, 1 refused or no answer, 2 bad usage or config.
+it instead. Exit codes: 0 done, 1 refused or no answer, 2 bad usage or
+config (one line on stderr).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from agent import transition
-from agent.protocol import REPLAY_UDP_PORT, Mode
+from agent.cli_args import ArgumentParser, doc_parts, host_port, int_range, positive_float
+from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, REPLAY_UDP_PORT, Mode
 from agent.replay_client import ReplayError, RetryPolicy, make_client
 from controller import config as cfgmod
 from controller.config import ConfigError
@@ -72,27 +74,25 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _address(text: str) -> tuple[str, int]:
-    host, _, port = text.partition(":")
-    return host, int(port or REPLAY_UDP_PORT)
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="replay-tool", description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[2:]))
+    description, epilog = doc_parts(__doc__)
+    p = ArgumentParser(prog="replay-tool", description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-c", "--config", type=Path, default=DEFAULT_CONFIG,
                    help="config whose replay VIP is the default address")
-    p.add_argument("--replay", type=_address, help="HOST[:PORT] (default: the VIP)")
-    p.add_argument("--table", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=0.5, help="seconds before a resend")
+    p.add_argument("--replay", type=host_port(REPLAY_UDP_PORT), metavar="HOST[:PORT]",
+                   help="the replay's address (default: the config's VIP)")
+    p.add_argument("--table", type=int_range(0, NUM_TABLES - 1), default=0)
+    p.add_argument("--timeout", type=positive_float, default=0.5,
+                   help="seconds before a resend")
     sub = p.add_subparsers(dest="command", required=True)
     i = sub.add_parser("insert", help="insert random transitions, acknowledged")
-    i.add_argument("--count", type=int, default=100)
+    i.add_argument("--count", type=int_range(1, 16 * NUM_SLOTS), default=100)
     i.add_argument("--seed", type=int, default=0)
     i.set_defaults(func=cmd_insert)
     s = sub.add_parser("sample", help="sample a batch and print it")
-    s.add_argument("--batch", type=int, default=8)
+    s.add_argument("--batch", type=int_range(1, MAX_BATCH), default=8,
+                   help=f"1..{MAX_BATCH}; the table's max_batch may be lower")
     s.add_argument("--mode", choices=list(MODES), default="default")
     s.set_defaults(func=cmd_sample)
     args = p.parse_args(argv)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.host_server import Pacing
 from agent.protocol import REPLAY_UDP_PORT, Mode
 from agent.replay_memory import TableConfig
 
@@ -24,7 +25,8 @@ class ServerProcess:
     """`python -m agent.host_server` serving `tables` with `config`.
 
     `allow` holds --allow specs ('IP' or 'IP:OPS'); `prefix` runs it elsewhere
-    (e.g. `ip netns exec NS`); its output goes to `log_path`.
+    (e.g. `ip netns exec NS`); its output goes to `log_path`; `pacing` spaces its
+    replies (agent.host_server.Pacing; unpaced by default).
     """
 
     bind: str
@@ -35,6 +37,7 @@ class ServerProcess:
     port: int = REPLAY_UDP_PORT
     seed: int = 1
     prefix: tuple[str, ...] = ()
+    pacing: Pacing = field(default_factory=Pacing)
     proc: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
@@ -46,7 +49,7 @@ class ServerProcess:
                "--seed", str(self.seed)]
         for spec in self.allow:
             cmd += ["--allow", spec]
-        return cmd
+        return cmd + self.pacing.args()
 
     def start(self) -> ServerProcess:
         """Start it and wait for its ready line; raises RuntimeError naming the log."""

@@ -13,6 +13,12 @@ solve_return, or when --max-env-steps / --max-seconds run out, and prints
 one SUMMARY line. Everything lands in --run-dir: metrics.csv,
 checkpoint.pt (resume with --resume), summary.json, pids.json (this
 process and its actor processes).
+
+Faults: an actor that dies is reported and the run goes on with the others
+(it stops when none is left); actor processes stop when this process is gone
+(killed: resume it with --resume); the Learner waits out a replay service that
+does not answer or refuses with BELOW_MIN_SIZE, EMPTY or DISABLED, and the
+longest wait between two learner steps is reported as max_stall_s.
 """
 
 from __future__ import annotations
@@ -36,14 +42,14 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from agent.actor import Actor, ActorReport
+from agent.actor import Actor, ActorReport, StopFlag
 from agent.dqn import set_torch_threads
 from agent.evaluate import evaluate
-from agent.hparams import Hyperparams, apply_overrides
+from agent.hparams import Hyperparams, apply_overrides, check_env
 from agent.learner import Learner
 from agent.metrics import MetricsLog
 from agent.protocol import REPLAY_UDP_PORT, Mode
-from agent.replay_client import BACKENDS, ReplayClient, make_client
+from agent.replay_client import BACKENDS, ReplayClient, RetryPolicy, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
@@ -53,6 +59,7 @@ log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 JOIN_TIMEOUT = 5.0
+ACTOR_CHECK_EVERY = 1.0   # seconds between checks that the actors are alive
 
 
 def _nth(values: list[str], i: int, default: str | None) -> str | None:
@@ -86,11 +93,23 @@ def _client(spec: ActorSpec, service: ReplayService | None) -> ReplayClient:
                        bind=(spec.bind, 0), table=spec.table, ack_inserts=spec.ack_inserts)
 
 
-def _run_actor(spec: ActorSpec, stop: threading.Event, reports: queue.Queue,
+def _run_actor(spec: ActorSpec, stop: StopFlag, reports: queue.Queue,
                service: ReplayService | None, receiver: WeightReceiver) -> None:
     actor = Actor(spec.index, spec.num_actors, spec.hp, _client(spec, service), receiver,
                   spec.seed)
     actor.run(stop, reports.put)
+
+
+class StopOrOrphaned:
+    """The run's stop flag, also set once the process that started this one is gone
+    (an actor whose trainer was killed stops instead of running on unowned)."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.parent = os.getppid()
+
+    def is_set(self) -> bool:
+        return self.stop.is_set() or os.getppid() != self.parent
 
 
 def actor_process(spec: ActorSpec, stop: threading.Event, reports: queue.Queue) -> None:
@@ -98,7 +117,7 @@ def actor_process(spec: ActorSpec, stop: threading.Event, reports: queue.Queue) 
     if spec.netns:
         enter(spec.netns)
     set_torch_threads(1)
-    _run_actor(spec, stop, reports, None, WeightReceiver(spec.weights_bind))
+    _run_actor(spec, StopOrOrphaned(stop), reports, None, WeightReceiver(spec.weights_bind))
 
 
 def _free_port() -> int:
@@ -121,6 +140,7 @@ class Run:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
+        check_env(self.hp.env_id)
         self.run_dir: Path = args.run_dir
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.actor_mode = args.actor_mode or ("thread" if args.backend == "inprocess"
@@ -139,6 +159,8 @@ class Run:
         self.weight_versions: dict[int, int] = {}   # actor -> newest weights version taken
         self.elapsed_before = 0.0
         self.max_return = float("inf")
+        self.died: dict[int, int | None] = {}         # actor -> exit code, for dead actors
+        self.max_stall = (0.0, 0.0)                   # (longest gap between steps, its end)
 
     # --- set-up -------------------------------------------------------------------
 
@@ -216,6 +238,19 @@ class Run:
         if self.server is not None:
             self.server.stop()
 
+    def check_actors(self) -> int:
+        """Report actors that died since the last check; how many are still running."""
+        for i, worker in enumerate(self.workers):
+            if i in self.died or worker.is_alive():
+                continue
+            code = worker.exitcode if isinstance(worker, mp.process.BaseProcess) else None
+            self.died[i] = code
+            pid = f"pid {worker.pid}, " if isinstance(worker, mp.process.BaseProcess) else ""
+            print(f"actor {i} died ({pid}exit code {code}); "
+                  f"{len(self.workers) - len(self.died)} of {len(self.workers)} actors left, "
+                  "training goes on", flush=True)
+        return len(self.workers) - len(self.died)
+
     def drain_reports(self) -> None:
         while True:
             try:
@@ -245,7 +280,8 @@ class Run:
         try:
             replay = self.replay_address()
             client = make_client(args.backend, address=replay, service=self.service,
-                                 bind=(args.bind, 0), table=args.table)
+                                 bind=(args.bind, 0), table=args.table,
+                                 policy=RetryPolicy(partial_ok=hp.partial_batch))
             specs, dests = self.plan_actors(replay)
             learner = Learner(hp, client, obs_dim, n_actions, WeightSender(dests),
                               seed=args.seed)
@@ -263,19 +299,21 @@ class Run:
         self._save(learner, wall)
         metrics.row(wall_s=wall, learner_steps=learner.steps, env_steps=self.env_steps,
                     episodes=self.episodes, train_return=self._train_return(),
-                    eval_return=eval_mean)
+                    eval_return=eval_mean, eval_episodes=hp.eval_episodes)
         metrics.close()
         summary = {"solved": solved, "backend": args.backend, "actors": args.actors,
                    "env": hp.env_id, "seed": args.seed, "learner_steps": learner.steps,
                    "env_steps": self.env_steps, "wall_s": round(wall, 1),
                    "eval_return": eval_mean, "inserts": self.inserts, "episodes": self.episodes,
                    "actor_weight_versions": self.weight_versions, "client": client.stats(),
-                   "hparams": asdict(hp)}
+                   "max_stall_s": round(self.max_stall[0], 2),
+                   "max_stall_end_s": round(self.max_stall[1], 1),
+                   "actors_died": self.died, "hparams": asdict(hp)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         print(f"SUMMARY solved={solved} backend={args.backend} actors={args.actors} "
               f"env={hp.env_id} seed={args.seed} learner_steps={learner.steps} "
-              f"env_steps={self.env_steps} wall_s={wall:.1f} eval_return={eval_mean:.1f}",
-              flush=True)
+              f"env_steps={self.env_steps} wall_s={wall:.1f} eval_return={eval_mean:.1f} "
+              f"max_stall_s={self.max_stall[0]:.1f}", flush=True)
         return summary
 
     def _loop(self, learner: Learner, client: ReplayClient, metrics: MetricsLog,
@@ -283,40 +321,55 @@ class Run:
         """Learner steps with evaluation, metrics and checkpoints; (solved, eval mean)."""
         args, hp = self.args, self.hp
         solved, eval_mean = False, float("nan")
+        shown: tuple[float, int] | None = None      # an evaluation not yet in a row
         last = (time.monotonic(), 0, self.inserts)  # time, samples, inserts at the last row
         losses: list[float] = []
         learner.broadcast()
+        stepped = checked = None
         while True:
             info = learner.step()
             self.drain_reports()
-            wall = time.monotonic() - start
+            now = time.monotonic()
+            wall = now - start
             if self.env_steps >= args.max_env_steps or wall >= args.max_seconds:
                 return solved, eval_mean
+            if checked is None or now - checked >= ACTOR_CHECK_EVERY:
+                checked = now
+                if not self.check_actors():
+                    print("every actor died: stopping", flush=True)
+                    return solved, eval_mean
+            if info is not None and stepped is not None and now - stepped > self.max_stall[0]:
+                self.max_stall = (now - stepped, wall)
             if info is None:
                 if learner.waits % 100 == 0:
                     learner.broadcast()  # for actors that missed the first one
                 time.sleep(0.005)
                 continue
             losses.append(info.loss)
-            row_eval = float("nan")
             if info.step % hp.eval_every == 0:
+                # Evaluation gives up once the mean cannot reach solve_return; the
+                # row shows the mean of the episodes it ran, and how many.
                 result = evaluate(learner.q, hp.env_id, hp.eval_episodes,
                                   give_up_below=hp.solve_return, max_return=self.max_return)
+                shown = (result.mean, len(result.returns))
                 if result.complete:
-                    row_eval = eval_mean = result.mean
+                    eval_mean = result.mean
                     solved = result.mean >= hp.solve_return
-            if info.step % hp.log_every == 0 or solved:
+            if info.step % hp.log_every == 0 or solved or shown:
                 now, samples = time.monotonic(), client.stats()["samples"]
                 metrics.row(wall_s=wall, learner_steps=info.step, env_steps=self.env_steps,
                             episodes=self.episodes, train_return=self._train_return(),
-                            eval_return=row_eval, loss=float(np.mean(losses)),
+                            eval_return=shown[0] if shown else float("nan"),
+                            eval_episodes=shown[1] if shown else float("nan"),
+                            loss=float(np.mean(losses)),
                             samples_per_s=(samples - last[1]) / (now - last[0]),
                             inserts_per_s=(self.inserts - last[2]) / (now - last[0]))
-                last, losses = (now, samples, self.inserts), []
+                last, losses, shown = (now, samples, self.inserts), [], None
             if info.step % hp.checkpoint_every == 0:
                 self._save(learner, wall)
             if solved:
                 return solved, eval_mean
+            stepped = time.monotonic()  # evaluation and checkpoints are not stalls
 
     def _resume(self, learner: Learner, path: Path) -> None:
         extra = learner.load(path)
@@ -377,7 +430,12 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        summary = Run(parse_args(argv)).run()
+        run = Run(parse_args(argv))
+    except ValueError as exc:  # a bad --env or --set: before anything started
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    try:
+        summary = run.run()
     except KeyboardInterrupt:
         print("interrupted: actors stopped", flush=True)
         sys.exit(130)

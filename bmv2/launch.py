@@ -38,9 +38,14 @@ def find_bmv2() -> Path | None:
 
 @functools.cache
 def bmv2_has_thrift(binary: Path) -> bool:
-    """Whether this simple_switch_grpc was built with its Thrift runtime server."""
-    out = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30)
-    return "--thrift-port" in out.stdout + out.stderr
+    """Whether this simple_switch_grpc runs bmv2's Thrift runtime server. Its
+    --help lists --thrift-port either way (the option belongs to bmv2's core);
+    only a build configured --with-thrift links the Thrift runtime."""
+    try:
+        out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "libthrift" in out.stdout
 
 
 def bmv2_cli(thrift_port: int, script: str, netns: str | None = None,
@@ -88,6 +93,32 @@ def free_tcp_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class ServerTls:
+    """P4Runtime over TLS, the switch's side: its certificate and key, and the CA
+    that client certificates must be signed by when `client_auth` requires them.
+    Both switches take simple_switch_grpc's --grpc-server-ssl flags."""
+
+    cert: Path
+    key: Path
+    ca_cert: Path | None = None
+    client_auth: bool = False
+
+    def __post_init__(self) -> None:
+        if self.client_auth and self.ca_cert is None:
+            raise ValueError("client_auth needs the CA (ca_cert) that client certificates "
+                             "are verified against")
+
+    def flags(self) -> list[str]:
+        out = ["--grpc-server-ssl", "--grpc-server-cert", str(self.cert),
+               "--grpc-server-key", str(self.key)]
+        if self.ca_cert is not None:
+            out += ["--grpc-server-cacert", str(self.ca_cert)]
+        if self.client_auth:
+            out.append("--grpc-server-with-client-auth")
+        return out
+
+
 @dataclass
 class SwitchProcess:
     """One switch process. `ports` maps port numbers to interface names."""
@@ -100,6 +131,7 @@ class SwitchProcess:
     log_path: Path | None = None
     netns: str | None = None
     thrift_port: int | None = None
+    tls: ServerTls | None = None
     proc: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
@@ -121,11 +153,14 @@ class SwitchProcess:
             cmd = [sys.executable, "-m", "bmv2.pyswitch", *args, *tail]
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns, *cmd]
+        if self.tls is not None:
+            cmd += self.tls.flags()  # target options, last on both switches' command lines
         return cmd
 
     def start(self, timeout: float = 20.0) -> SwitchProcess:
-        """Start the process and wait until its gRPC port accepts connections."""
-        log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        """Start the process and wait until its gRPC port accepts connections (again
+        after a stop: the log is appended to)."""
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         repo = Path(__file__).resolve().parent.parent
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                      cwd=repo, start_new_session=True)

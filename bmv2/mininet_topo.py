@@ -66,9 +66,7 @@ def open_cli(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = launch.build_parser()
-    p.description = __doc__.splitlines()[0]
-    p.epilog = "\n".join(__doc__.splitlines()[2:])
+    p = launch.build_parser(__doc__, prog="python -m bmv2.mininet_topo")
     p.add_argument("--cli", action="store_true",
                    help="open the Mininet CLI on the deployed network instead of training")
     return p

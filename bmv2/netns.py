@@ -235,3 +235,31 @@ def udp_socket(ns: str | None = None) -> socket.socket:
         return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     with inside(ns):
         return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+
+class LossError(NetnsError):
+    """Neither tc netem nor nftables can drop packets on this machine."""
+
+
+def link_loss(iface: str, ns: str, peer: str, percent: float) -> str:
+    """Drop `percent` % of the frames in each direction of a veth link at random:
+    `iface` is its end in namespace `ns`, `peer` its end in this namespace. tc
+    netem on both ends' egress where the kernel has netem, else an nftables
+    netdev table on `iface`'s ingress and egress. Returns the tool used."""
+    netem = ["netem", "loss", f"{percent}%"]
+    host_end = ["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", iface, "root", *netem]
+    if subprocess.run(host_end, capture_output=True).returncode == 0:
+        subprocess.run(["tc", "qdisc", "replace", "dev", peer, "root", *netem], check=True,
+                       capture_output=True)
+        return "netem"
+    rule = f"numgen random mod 10000 < {round(percent * 100)} counter drop;"
+    ruleset = (f"table netdev p4r_loss {{\n"
+               f'  chain in {{ type filter hook ingress device "{iface}" priority 0; {rule} }}\n'
+               f'  chain out {{ type filter hook egress device "{iface}" priority 0; {rule} }}\n'
+               f"}}\n")
+    proc = subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=ruleset,
+                          text=True, capture_output=True)
+    if proc.returncode != 0:
+        raise LossError("packet loss needs tc netem (kernel module sch_netem) or nftables "
+                        f"('nft', Debian package nftables): {proc.stderr.strip()}")
+    return "nftables"

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from agent.cli_args import ArgumentParser, doc_parts
 from bmv2.launch import SWITCH_KINDS, SwitchStartError
 from bmv2.netns import NETNS_DIR, NetnsError, have_netns
 from bmv2.testbed import Testbed
@@ -34,9 +35,9 @@ def _stop(signum: int, _frame: object) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[2:]))
+    description, epilog = doc_parts(__doc__)
+    p = ArgumentParser(prog="python -m bmv2.standalone", description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")
     p.add_argument("-c", "--config", type=Path, default=DEFAULT_CONFIG)

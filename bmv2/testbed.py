@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Protocol
 
 from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
-from bmv2.netns import Namespace, VethPair, cleanup_prefix, configure_host, ip, tx_checksum_off
+from bmv2.netns import (
+    Namespace,
+    VethPair,
+    cleanup_prefix,
+    configure_host,
+    ip,
+    link_loss,
+    tx_checksum_off,
+)
 from controller.config import Config
 from controller.deploy import DeployReport, deploy
 from controller.p4runtime_session import P4RuntimeSession
@@ -113,6 +121,27 @@ class Testbed:
     def exec_prefix(self, host: str) -> list[str]:
         return self.namespaces[host].exec_prefix()
 
+    def crash_switch(self) -> None:
+        """Kill the switch process as a crash would (SIGKILL): its tables, registers
+        and pipeline are gone; hosts and links stay. The session is closed."""
+        assert self.switch is not None and self.switch.proc is not None
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        self.switch.proc.kill()
+        self.switch.proc.wait()
+
+    def restart_switch(self) -> None:
+        """Start the switch process again on the same ports and address, without a
+        pipeline (deploy, then restore, is the caller's)."""
+        assert self.switch is not None
+        self.switch.start()
+
+    def link_loss(self, percent: float) -> str:
+        """Drop `percent` % of the frames each way on every host's link; the tool used."""
+        return {link_loss(self.host_iface(h.name), self.ns_name(h.name),
+                          self.switch_iface(h.port), percent) for h in self.config.hosts}.pop()
+
     def stop(self) -> None:
         """Tear everything down (safe to call twice, and after a partial start)."""
         if self.session is not None:
@@ -139,7 +168,8 @@ class Testbed:
 def connect_and_deploy(config: Config) -> tuple[P4RuntimeSession, DeployReport]:
     """A primary P4Runtime session to the config's switch, and the deploy of the config."""
     session = P4RuntimeSession(config.switch.address, config.switch.device_id,
-                               election_id=TESTBED_ELECTION_ID, timeout=10).connect()
+                               election_id=TESTBED_ELECTION_ID, timeout=10,
+                               tls=config.switch.tls).connect()
     return session, deploy(session, config)
 
 

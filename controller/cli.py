@@ -1,19 +1,31 @@
 """replayctl: operate the in-network replay over P4Runtime.
 
 Exit codes: 0 done, 1 the operation failed or did not verify, 2 bad usage or
-config, 3 switch unreachable, 4 no pipeline loaded, 5 not the primary controller.
+config, 3 switch unreachable, 4 no pipeline loaded, 5 not the primary controller,
+130 interrupted (Ctrl-C ends `stats --watch` with 0). Errors are one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
+from agent.cli_args import (
+    ArgumentParser,
+    doc_parts,
+    host_port,
+    int_range,
+    join_host_port,
+    positive_float,
+)
 from agent.protocol import Op
+from bmv2.artifacts import DEFAULT as ARTIFACTS
 from controller import config as config_mod
 from controller import snapshot
 from controller.config import OPS, AclRule, Config, ConfigError, ReplayTable
@@ -26,9 +38,11 @@ from controller.p4runtime_session import (
     P4RuntimeSession,
     SwitchUnreachable,
 )
-from controller.stats import OTHER_TABLE, read_stats
+from controller.recovery import Snapshotter, redeploy_and_restore
+from controller.stats import OTHER_TABLE, GuardDrops, read_guard_drops, read_stats
 
 EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_NO_PIPELINE, EXIT_NOT_PRIMARY = 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130
 DEFAULT_ELECTION_ID = 100
 STAT_OPS = (Op.INSERT.name, Op.SAMPLE.name, Op.UPDATE.name)
 
@@ -49,14 +63,21 @@ def progress_bar(label: str) -> Callable[[int, int], None]:
     return show
 
 
-def print_table(headers: list[str], rows: list[list[object]]) -> None:
+def format_table(headers: list[str], rows: list[list[object]]) -> str:
+    """Columns padded to their widest cell, numbers right-aligned, a rule under the headers."""
     cells = [[str(c) for c in row] for row in [headers, *rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
     for n, row in enumerate(cells):
-        print("  ".join(c.rjust(w) if n and c.replace(".", "").isdigit() else c.ljust(w)
-                        for c, w in zip(row, widths, strict=True)).rstrip())
+        lines.append("  ".join(c.rjust(w) if n and c.replace(".", "").isdigit() else c.ljust(w)
+                               for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
-            print("  ".join("-" * w for w in widths))
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def print_table(headers: list[str], rows: list[list[object]]) -> None:
+    print(format_table(headers, rows))
 
 
 class Context:
@@ -65,13 +86,22 @@ class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.cfg: Config = config_mod.load(args.config)
         if args.address:
-            self.cfg = replace(self.cfg, switch=replace(self.cfg.switch, address=args.address))
+            self.cfg = replace(self.cfg, switch=replace(self.cfg.switch,
+                                                        address=join_host_port(*args.address)))
+        self.election_id, self.timeout = args.election_id, args.timeout
+        self.new_session()
+
+    def new_session(self) -> None:
+        """A fresh, not yet connected session (after the old one's switch went away)."""
         self.session = P4RuntimeSession(self.cfg.switch.address, self.cfg.switch.device_id,
-                                        election_id=args.election_id, timeout=args.timeout)
+                                        election_id=self.election_id, timeout=self.timeout,
+                                        tls=self.cfg.switch.tls)
+        self.connected = False
         self._inband: InbandChannel | None = None
 
     def connect(self, need_pipeline: bool = True) -> P4RuntimeSession:
         self.session.connect()
+        self.connected = True
         if need_pipeline:
             running = self.session.get_pipeline()
             if running is None:
@@ -144,27 +174,71 @@ def _stats_rows(ctx: Context, tables: list[int]) -> tuple[list[list[object]], di
             continue
         refused = ", ".join(f"{k}={v}" for k, v in sorted(s.refused.items())) or "-"
         rows.append(["other" if t == OTHER_TABLE else t, *(s.ok.get(op, 0) for op in STAT_OPS),
-                     "-" if s.size is None else s.size,
+                     s.sampled, "-" if s.size is None else s.size,
                      "-" if s.total_priority is None else f"{s.total_priority:.2f}", refused])
     return rows, {t: s.as_dict() for t, s in stats.items()}
+
+
+STATS_HEADERS = ["table", "inserts", "samples", "updates", "sampled", "size", "total_priority",
+                 "refused"]
+
+
+def _guard_lines(ctx: Context, drops: GuardDrops) -> str:
+    """What the source and broadcast guards dropped, by port and host ('' if nothing)."""
+    names = {h.port: h.name for h in ctx.cfg.hosts}
+
+    def per_port(counts: dict[int, int]) -> str:
+        return ", ".join(f"port {p} ({names.get(p, '?')}) {n}" for p, n in sorted(counts.items()))
+    lines = []
+    if drops.forged:
+        lines.append(f"forged sources dropped: {per_port(drops.forged)}")
+    if drops.broadcasts:
+        lines.append(f"broadcasts refused: {per_port(drops.broadcasts)}")
+    return "\n".join(lines)
 
 
 def cmd_stats(ctx: Context, args: argparse.Namespace) -> int:
     ctx.connect()
     tables = ctx.table_ids(args.table)
-    deadline = time.monotonic() + args.duration
-    while True:
+    if not args.watch:
         rows, raw = _stats_rows(ctx, tables)
+        drops = read_guard_drops(ctx.session)
         if args.json:
-            print(json.dumps(raw, indent=1))
+            print(json.dumps({**raw, "guard": drops.as_dict()}, indent=1))
         else:
-            if args.watch:
-                print("\x1b[2J\x1b[H" + time.strftime("%H:%M:%S"))
-            print_table(["table", "inserts", "samples", "updates", "size", "total_priority",
-                         "refused"], rows)
-        if not args.watch or time.monotonic() >= deadline:
-            return 0
-        time.sleep(args.watch)
+            print(format_table(STATS_HEADERS, rows))
+            guard = _guard_lines(ctx, drops)
+            if guard:
+                print(guard)
+        return 0
+    return watch_stats(ctx, tables, args)
+
+
+def watch_stats(ctx: Context, tables: list[int], args: argparse.Namespace) -> int:
+    """Print the stats every args.watch seconds until args.duration or Ctrl-C (exit 0).
+    On a terminal the table is redrawn in place; otherwise each one is printed
+    below the last (with --json: one JSON object per line)."""
+    redraw = sys.stdout.isatty() and not args.json
+    deadline = time.monotonic() + args.duration
+    shown = 0  # lines of the last table on the terminal
+    try:
+        while True:
+            rows, raw = _stats_rows(ctx, tables)
+            if args.json:
+                print(json.dumps({"time": time.time(), "tables": raw}), flush=True)
+            else:
+                text = (f"{time.strftime('%H:%M:%S')}  every {args.watch:g} s, Ctrl-C stops\n"
+                        + format_table(STATS_HEADERS, rows))
+                if shown:  # back to the last table's first line, and clear from there
+                    sys.stdout.write(f"\x1b[{shown}F\x1b[J")
+                print(text, flush=True)
+                shown = text.count("\n") + 1 if redraw else 0
+            if time.monotonic() >= deadline:
+                return 0
+            time.sleep(args.watch)
+    except KeyboardInterrupt:
+        print()  # the shell's prompt on a line of its own, after the terminal's ^C
+        return 0
 
 
 def _config_params(table: ReplayTable) -> dict[str, int]:
@@ -222,48 +296,97 @@ def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
     ctx.require_primary()
     host = ctx.cfg.host(args.host)
     ctx.table_ids([args.table])
+    bad = [op for op in args.ops if op not in OPS]
+    if bad:
+        raise ConfigError(f"acl {args.acl_command}: unknown op(s) {', '.join(bad)} "
+                          f"(ops: {', '.join(OPS)})")
+    ops_mask = AclRule(host.name, args.table, tuple(args.ops)).mask
     key = (int(ipaddress.IPv4Address(host.ip)), args.table)
     match = {"hdr.ipv4.src_addr": host.ip, "hdr.replay.table_id": args.table}
     if args.acl_command == "add":
-        rule = AclRule(host.name, args.table, tuple(args.ops))
-        bad = [op for op in args.ops if op not in OPS]
-        if bad:
-            raise ConfigError(f"acl add: unknown op(s) {bad} (ops: {', '.join(OPS)})")
-        mask = current.get(key, 0) | rule.mask
-        if key in current:
-            ctx.session.modify_entry(ACL_TABLE, match, "ReplayIngress.replay.allow", {"ops": mask})
-        else:
-            ctx.session.insert_entry(ACL_TABLE, match, "ReplayIngress.replay.allow", {"ops": mask})
-        print(f"{host.name} may now {','.join(op for op, b in OPS.items() if mask & b)} "
-              f"table {args.table}")
-        return 0
-    if key not in current:
-        print(f"{host.name} has no ACL entry for table {args.table}", file=sys.stderr)
+        mask = current.get(key, 0) | ops_mask
+    elif key not in current:
+        print(f"replayctl: {host.name} has no ACL entry for table {args.table}",
+              file=sys.stderr)
         return EXIT_FAILED
-    ctx.session.delete_entry(ACL_TABLE, match)
-    print(f"{host.name} may no longer use table {args.table}")
+    else:  # remove the ops given, or every op
+        mask = current[key] & ~ops_mask if args.ops else 0
+    if not mask:
+        ctx.session.delete_entry(ACL_TABLE, match)
+        print(f"{host.name} may no longer use table {args.table}")
+        return 0
+    write = ctx.session.modify_entry if key in current else ctx.session.insert_entry
+    write(ACL_TABLE, match, "ReplayIngress.replay.allow", {"ops": mask})
+    print(f"{host.name} may now {','.join(op for op, b in OPS.items() if mask & b)} "
+          f"table {args.table}")
     return 0
 
 
 def cmd_snapshot(ctx: Context, args: argparse.Namespace) -> int:
+    tables = ctx.table_ids(args.table)
+    if args.every is not None:
+        return _snapshot_every(ctx, args, tables)
     ctx.connect()
-    tables = []
-    for t in ctx.table_ids(args.table):
-        tables.append(snapshot.snapshot_table(ctx.inband, t, ctx.cfg.table(t).capacity,
-                                              progress_bar(f"snapshot table {t}")))
-    snapshot.write_file(args.file, tables)
-    print(f"{args.file}: " + ", ".join(f"table {s['table']} {len(s['slots'])} slots"
-                                       for s in tables))
+    snaps = [snapshot.snapshot_table(ctx.inband, t, ctx.cfg.table(t).capacity,
+                                     progress_bar(f"snapshot table {t}"), live=args.live)
+             for t in tables]
+    path = Path(args.path)
+    if path.is_dir():
+        path = snapshot.save_rotated(path, snaps, args.keep)
+    else:
+        snapshot.write_file(path, snaps)
+    print(f"{path}: " + ", ".join(f"table {s['table']} {len(s['slots'])} slots" for s in snaps))
+    return 0
+
+
+SNAPSHOT_FAILURES = (SwitchUnreachable, NoPipeline, NotPrimary, P4RuntimeError, P4InfoError,
+                     snapshot.SnapshotError, InbandTimeout)
+
+
+def _snapshot_every(ctx: Context, args: argparse.Namespace, tables: list[int]) -> int:
+    """Live snapshots into the directory every `args.every` seconds, riding through
+    a switch that goes away (reconnecting) or comes back empty (not saving)."""
+    if Path(args.path).exists() and not Path(args.path).is_dir():
+        print(f"replayctl: {args.path} is a file: --every writes into a directory",
+              file=sys.stderr)
+        return EXIT_USAGE
+    snapper = Snapshotter(args.path, {t: ctx.cfg.table(t).capacity for t in tables}, args.keep)
+    taken, due = 0, time.monotonic()
+    try:
+        while args.count is None or taken < args.count:
+            try:
+                if not ctx.connected:
+                    ctx.connect()
+                done = snapper.take(ctx.inband)
+                taken += 1
+                seqs = ", ".join(f"table {t} sequence {q}" for t, q in done.sequences.items())
+                print(f"{done.path}: {done.slots} slots ({seqs})", flush=True)
+            except SNAPSHOT_FAILURES as exc:
+                print(f"replayctl: snapshot skipped: {exc}", file=sys.stderr, flush=True)
+                if not isinstance(exc, snapshot.SnapshotError):
+                    ctx.session.close()
+                    ctx.new_session()
+            due += args.every
+            time.sleep(max(0.0, due - time.monotonic()))
+    except KeyboardInterrupt:
+        print(f"stopped after {taken} snapshots in {args.path}", file=sys.stderr)
     return 0
 
 
 def cmd_restore(ctx: Context, args: argparse.Namespace) -> int:
-    ctx.connect()
-    snaps = snapshot.read_file(args.file)
+    snaps = [s for s in snapshot.read_file(args.path)
+             if not args.table or s["table"] in args.table]
+    if args.deploy:
+        ctx.connect(need_pipeline=False)
+        ctx.require_primary()
+        report = redeploy_and_restore(ctx.session, ctx.cfg, snaps)
+        print(f"deployed ({report.summary()})")
+    else:
+        ctx.connect()
+        for snap in snaps:
+            snapshot.restore_table(ctx.inband, snap,
+                                   progress_bar(f"restore table {snap['table']}"))
     for snap in snaps:
-        if args.table and snap["table"] not in args.table:
-            continue
-        snapshot.restore_table(ctx.inband, snap, progress_bar(f"restore table {snap['table']}"))
         print(f"table {snap['table']}: restored and verified {len(snap['slots'])} slots")
     return 0
 
@@ -276,15 +399,54 @@ def cmd_reset(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def shell_command(ctx: Context, push: bool) -> list[str]:
+    """The p4runtime-shell command line for the config's switch and this election id."""
+    eid = ctx.session.election_id
+    cmd = [sys.executable, "-m", "p4runtime_sh", "--grpc-addr", ctx.cfg.switch.address,
+           "--device-id", str(ctx.cfg.switch.device_id),
+           "--election-id", f"{eid >> 64},{eid & ((1 << 64) - 1)}"]
+    if push:
+        cmd += ["--config", f"{ARTIFACTS.p4info},{ARTIFACTS.bmv2_json}"]
+    return cmd
+
+
+def cmd_shell(ctx: Context, args: argparse.Namespace) -> int:
+    """Replace this process with p4runtime-shell on the configured switch."""
+    ctx.session.open_channel()  # no arbitration: the shell arbitrates with our election id
+    if not args.push and ctx.session.get_pipeline() is None:
+        raise NoPipeline(f"{ctx.cfg.switch.address} runs no pipeline: run `replayctl deploy` "
+                         "first, or `replayctl shell --push`")
+    ctx.session.close()
+    cmd = shell_command(ctx, args.push)
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)
+
+
+def _positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not positive")
+        return value
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="replayctl", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    description, epilog = doc_parts(__doc__)
+    p = ArgumentParser(prog="replayctl", description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-c", "--config", default="controller/testbed.yaml",
                    help="the switch config file (default: %(default)s)")
-    p.add_argument("--address", help="override the config's switch address HOST:PORT")
-    p.add_argument("--election-id", type=int, default=DEFAULT_ELECTION_ID,
+    p.add_argument("--address", type=host_port(), metavar="HOST:PORT",
+                   help="override the config's switch address")
+    p.add_argument("--election-id", type=int_range(1, (1 << 128) - 1, "2**128-1"),
+                   default=DEFAULT_ELECTION_ID,
                    help="P4Runtime election id (highest is primary; default %(default)s)")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds per operation")
+    p.add_argument("--timeout", type=positive_float, default=5.0,
+                   help="seconds per operation")
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("deploy", help="push the pipeline if needed and install the config")
@@ -294,8 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_status)
     s = sub.add_parser("stats", help="per-table requests, refusals and occupancy")
     s.add_argument("--table", type=int, action="append", help="only this table (repeatable)")
-    s.add_argument("--watch", type=float, default=0, metavar="SECONDS", help="refresh every N s")
-    s.add_argument("--duration", type=float, default=3600, help="stop watching after N s")
+    s.add_argument("--watch", type=positive_float, metavar="SECONDS",
+                   help="refresh every N s until Ctrl-C (in place on a terminal)")
+    s.add_argument("--duration", type=positive_float, default=3600,
+                   help="stop watching after N s")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_stats)
 
@@ -314,22 +478,45 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("acl", help="which hosts may insert, sample, update")
     asub = a.add_subparsers(dest="acl_command", required=True)
     asub.add_parser("list").set_defaults(func=cmd_acl)
-    aa = asub.add_parser("add")
+    aa = asub.add_parser("add", help="let HOST do OPS on TABLE (added to what it may do)")
     aa.add_argument("host")
     aa.add_argument("table", type=int)
     aa.add_argument("ops", nargs="+", help=", ".join(OPS))
     aa.set_defaults(func=cmd_acl)
-    ar = asub.add_parser("remove")
+    ar = asub.add_parser("remove", help="withdraw OPS (default: every op) of HOST on TABLE")
     ar.add_argument("host")
     ar.add_argument("table", type=int)
+    ar.add_argument("ops", nargs="*", help=f"{', '.join(OPS)}; none: all")
     ar.set_defaults(func=cmd_acl)
 
-    for name, func, text in (("snapshot", cmd_snapshot, "save tables to FILE"),
-                             ("restore", cmd_restore, "restore tables from FILE")):
-        c = sub.add_parser(name, help=text)
-        c.add_argument("file")
-        c.add_argument("--table", type=int, action="append", help="only this table")
-        c.set_defaults(func=func)
+    c = sub.add_parser("snapshot", help="save tables to PATH (a file, or a directory of "
+                                         "timestamped snapshots)")
+    c.add_argument("path")
+    c.add_argument("--table", type=int, action="append", help="only this table")
+    c.add_argument("--every", type=_positive(float), metavar="SECONDS",
+                   help="keep taking live snapshots into the directory PATH, every SECONDS")
+    c.add_argument("--keep", type=_positive(int), default=5,
+                   help="snapshots kept in a directory, newest first (default %(default)s)")
+    c.add_argument("--count", type=_positive(int), help="with --every: stop after N snapshots")
+    c.add_argument("--live", action="store_true",
+                   help="snapshot a table in use (each slot as read) instead of refusing")
+    c.set_defaults(func=cmd_snapshot)
+    c = sub.add_parser("restore", help="restore tables from PATH (a file, or the newest "
+                                        "snapshot in a directory)")
+    c.add_argument("path")
+    c.add_argument("--table", type=int, action="append", help="only this table")
+    c.add_argument("--deploy", action="store_true",
+                   help="after a switch restart: deploy the config with these tables "
+                        "disabled, restore them, enable them")
+    c.set_defaults(func=cmd_restore)
+    sh = sub.add_parser("shell", help="open p4runtime-shell on the switch",
+                        description="Open p4runtime-shell connected to the config's switch "
+                        "(address, device id, this election id). Its objects work as usual: "
+                        "TableEntry, CounterEntry, MulticastGroupEntry, packet_out, packet_in.")
+    sh.add_argument("--push", action="store_true",
+                    help="first push the project's pipeline (p4src/build); this clears every "
+                         "entry: `replayctl deploy` installs the config again")
+    sh.set_defaults(func=cmd_shell)
     r = sub.add_parser("reset", help="clear tables (all configured, or --table)")
     r.add_argument("--table", type=int, action="append")
     r.set_defaults(func=cmd_reset)
@@ -357,6 +544,9 @@ def main(argv: list[str] | None = None) -> int:
     except (P4RuntimeError, P4InfoError, snapshot.SnapshotError, InbandTimeout) as exc:
         print(f"replayctl: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("replayctl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         if ctx is not None:
             ctx.session.close()

@@ -73,6 +73,20 @@ class Broadcast:
     address: str
     group: int = 1
     members: tuple[str, ...] = ()
+    senders: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """P4Runtime over TLS, the controller's side: the CA that signed the switch's
+    certificate, optionally the controller's own certificate and key (for a
+    switch that requires client certificates) and the name to expect in the
+    switch's certificate when it is not the address's host."""
+
+    ca_cert: str
+    cert: str | None = None
+    key: str | None = None
+    server_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,7 @@ class SwitchConfig:
     address: str = "127.0.0.1:9559"
     device_id: int = 0
     cpu_port: int = 255
+    tls: TlsConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -120,34 +135,38 @@ class _Node:
         name = f"{self.path}.{key}" if self.path else key
         return ConfigError(f"{self.where(node)}: {name}: {message}")
 
-    def mapping(self) -> dict[str, tuple[yaml.Node, Any]]:
+    def mapping(self) -> dict[str, tuple[yaml.Node, yaml.Node, Any]]:
+        """{key: (key node, value node, value)}."""
         if not isinstance(self.node, yaml.MappingNode):
             raise ConfigError(f"{self.where()}: {self.path or 'config'}: expected a mapping")
         out = {}
         for key_node, value_node in self.node.value:
-            out[key_node.value] = (value_node, yaml.safe_load(yaml.serialize(value_node)))
+            out[key_node.value] = (key_node, value_node,
+                                   yaml.safe_load(yaml.serialize(value_node)))
         return out
 
 
 def _fields(node: _Node, allowed: dict[str, type], required: tuple[str, ...]) -> dict[str, Any]:
+    """{key: (value node, value)}, each key allowed and of its type; errors name the
+    key's line (a block value starts on the line after it)."""
     items = node.mapping()
-    for key, (value_node, _) in items.items():
+    for key, (key_node, _, _) in items.items():
         if key not in allowed:
-            raise node.fail(key, f"unknown field (allowed: {', '.join(allowed)})", value_node)
+            raise node.fail(key, f"unknown field (allowed: {', '.join(allowed)})", key_node)
     for key in required:
         if key not in items:
             raise ConfigError(f"{node.where()}: {node.path or 'config'}: missing field '{key}'")
     out = {}
-    for key, (value_node, value) in items.items():
+    for key, (key_node, value_node, value) in items.items():
         kind = allowed[key]
         if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise node.fail(key, f"expected an integer, got {value!r}", value_node)
+            raise node.fail(key, f"expected an integer, got {value!r}", key_node)
         if kind is bool and not isinstance(value, bool):
-            raise node.fail(key, f"expected true or false, got {value!r}", value_node)
+            raise node.fail(key, f"expected true or false, got {value!r}", key_node)
         if kind is str and not isinstance(value, str):
-            raise node.fail(key, f"expected a string, got {value!r}", value_node)
+            raise node.fail(key, f"expected a string, got {value!r}", key_node)
         if kind is list and not isinstance(value, list):
-            raise node.fail(key, f"expected a list, got {value!r}", value_node)
+            raise node.fail(key, f"expected a list, got {value!r}", key_node)
         out[key] = (value_node, value)
     return out
 
@@ -176,9 +195,26 @@ def _items(parent: _Node, key: str, value_node: yaml.Node) -> list[_Node]:
     return [_Node(n, parent.source, f"{key}[{i}]") for i, n in enumerate(value_node.value)]
 
 
+def _tls(node: _Node) -> TlsConfig:
+    f = _fields(node, {"ca_cert": str, "cert": str, "key": str, "server_name": str}, ("ca_cert",))
+    _check(("cert" in f) == ("key" in f), node, "cert" if "cert" in f else "key",
+           "give both cert and key (the controller's certificate and its key), or neither",
+           f.get("cert", f.get("key", f["ca_cert"]))[0])
+    base = Path(node.source).parent if node.source != "<config>" else Path()
+    paths = {}
+    for key in ("ca_cert", "cert", "key"):
+        if key in f:
+            path = base / f[key][1]
+            _check(path.is_file(), node, key, f"cannot read '{path}'", f[key][0])
+            paths[key] = str(path)
+    return TlsConfig(**paths, server_name=f["server_name"][1] if "server_name" in f else None)
+
+
 def _switch(node: _Node) -> SwitchConfig:
-    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int}, ())
-    kwargs = {k: v for k, (_, v) in f.items()}
+    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "tls": dict}, ())
+    kwargs = {k: v for k, (_, v) in f.items() if k != "tls"}
+    if "tls" in f:
+        kwargs["tls"] = _tls(_Node(f["tls"][0], node.source, "switch.tls"))
     if "cpu_port" in f:
         _check(0 < f["cpu_port"][1] <= 511, node, "cpu_port", "must be a port number 1..511",
                f["cpu_port"][0])
@@ -289,18 +325,22 @@ def parse(text: str, source: str = "<config>") -> Config:
     broadcast = None
     if "broadcast" in f:
         bn = _Node(f["broadcast"][0], source, "broadcast")
-        bf = _fields(bn, {"address": str, "group": int, "members": list}, ("address",))
+        bf = _fields(bn, {"address": str, "group": int, "members": list, "senders": list},
+                     ("address",))
         address = _ipv4(bn, "address", *bf["address"])
         members = tuple(bf["members"][1]) if "members" in bf else tuple(
             h.name for h in hosts if h.role == "actor")
-        for m in members:
-            _check(m in names, bn, "members", f"no host named '{m}'",
-                   bf.get("members", bf["address"])[0])
+        senders = tuple(bf["senders"][1]) if "senders" in bf else tuple(
+            h.name for h in hosts if h.role == "learner")
+        for key, listed in (("members", members), ("senders", senders)):
+            for m in listed:
+                _check(m in names, bn, key, f"no host named '{m}'",
+                       bf.get(key, bf["address"])[0])
         group = bf["group"][1] if "group" in bf else 1
         _check(1 <= group < RESET_GROUP, bn, "group",
                f"must be 1..{RESET_GROUP - 1} (group {RESET_GROUP} and up replicate replay "
                "requests)", bf.get("group", bf["address"])[0])
-        broadcast = Broadcast(address, group, members)
+        broadcast = Broadcast(address, group, members, senders)
 
     return Config(switch, vip, vip_mac, tuple(hosts), tuple(tables), tuple(acl), broadcast, source)
 

@@ -23,6 +23,8 @@ TABLES = {
     "acl": P + "replay.replay_acl",
     "sample_replication": P + "replay.sample_replication",
     "rewrite": "ReplayEgress.broadcast.broadcast_rewrite",
+    "source_guard": P + "source.source_guard",
+    "broadcast_senders": P + "ipv4.broadcast_senders",
 }
 MANAGED_TABLES = tuple(TABLES.values())
 
@@ -58,6 +60,9 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
     e = session.table_entry
     out = []
     for h in cfg.hosts:
+        out.append(e(TABLES["source_guard"], {"std.ingress_port": h.port,
+                                              "hdr.ethernet.src_addr": h.mac,
+                                              "hdr.ipv4.src_addr": h.ip}, P + "source.bound"))
         out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (h.ip, 32)}, P + "ipv4.forward",
                      {"port": h.port}))
         out.append(e(TABLES["arp"], {"hdr.arp.tpa": h.ip}, P + "arp.answer", {"mac": h.mac}))
@@ -80,6 +85,9 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
     if cfg.broadcast:
         out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (cfg.broadcast.address, 32)},
                      P + "ipv4.broadcast", {"group": cfg.broadcast.group}))
+        for port in sorted({cfg.host(name).port for name in cfg.broadcast.senders}):
+            out.append(e(TABLES["broadcast_senders"], {"std.ingress_port": port},
+                         P + "ipv4.may_broadcast"))
         for name in cfg.broadcast.members:
             h = cfg.host(name)
             out.append(e(TABLES["rewrite"], {"std.egress_port": h.port},

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -24,6 +25,9 @@ from controller.p4runtime_proto import (
     p4runtime_pb2_grpc,
     status_pb2,
 )
+
+if TYPE_CHECKING:
+    from controller.config import TlsConfig
 
 MatchValue = int | str | bytes | tuple
 DEFAULT_TIMEOUT = 5.0
@@ -75,8 +79,9 @@ class P4RuntimeSession:
     """One controller's connection to one switch (device)."""
 
     def __init__(self, address: str, device_id: int = 0, election_id: int = 1,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, tls: TlsConfig | None = None) -> None:
         self.address = address
+        self.tls = tls
         self.device_id = device_id
         self.election_id = election_id
         self.timeout = timeout
@@ -92,22 +97,42 @@ class P4RuntimeSession:
 
     # --- connection -------------------------------------------------------
 
-    def connect(self) -> P4RuntimeSession:
-        """Open the channel and the stream, and run arbitration."""
-        self._channel = grpc.insecure_channel(self.address)
+    def open_channel(self) -> None:
+        """Open the gRPC channel (over TLS if configured) only: enough for reads and
+        GetForwardingPipelineConfig, with no stream and no arbitration."""
+        self._channel = self._open_channel()
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
         except grpc.FutureTimeoutError:
             self._channel.close()
             raise SwitchUnreachable(
-                f"no P4Runtime server at {self.address} (waited {self.timeout:.0f} s)"
-            ) from None
+                f"no P4Runtime server at {self.address} (waited {self.timeout:.0f} s"
+                + (", TLS: a switch without TLS, or a certificate that did not verify, "
+                   "looks the same)" if self.tls else ")")) from None
         self._stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
+
+    def connect(self) -> P4RuntimeSession:
+        """Open the channel and the stream, and run arbitration."""
+        self.open_channel()
         self._stream_thread = threading.Thread(target=self._run_stream, daemon=True,
                                                name=f"p4rt-stream-{self.address}")
         self._stream_thread.start()
         self.arbitrate(self.election_id)
         return self
+
+    def _open_channel(self) -> grpc.Channel:
+        if self.tls is None:
+            return grpc.insecure_channel(self.address)
+        def read(path: str | None) -> bytes | None:
+            return Path(path).read_bytes() if path else None
+        try:
+            creds = grpc.ssl_channel_credentials(read(self.tls.ca_cert), read(self.tls.key),
+                                                 read(self.tls.cert))
+        except OSError as exc:
+            raise P4RuntimeError(f"TLS: cannot read {exc.filename}: {exc.strerror}") from None
+        options = ([("grpc.ssl_target_name_override", self.tls.server_name)]
+                   if self.tls.server_name else [])
+        return grpc.secure_channel(self.address, creds, options)
 
     def arbitrate(self, election_id: int) -> bool:
         """Send a MasterArbitrationUpdate; return whether this session is primary."""

@@ -1,9 +1,12 @@
 """Snapshot, restore and reset of replay tables, in band through the CPU port,
-each verified against the switch afterwards."""
+each verified against the switch afterwards; snapshot files written atomically,
+and directories of them rotated (the newest K kept)."""
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +17,7 @@ from controller.inband import InbandChannel
 
 FORMAT = "p4replay-snapshot/1"
 Progress = Callable[[int, int], None]
+FILE_GLOB = "snapshot-*.json"
 
 
 class SnapshotError(RuntimeError):
@@ -61,39 +65,95 @@ def read_slots(channel: InbandChannel, table: int, slots: Sequence[int],
 
 
 def snapshot_table(channel: InbandChannel, table: int, capacity: int,
-                   progress: Progress | None = None) -> dict:
-    """Every occupied slot's payload, priority and stamp, plus the ring state."""
+                   progress: Progress | None = None, live: bool = False) -> dict:
+    """Every occupied slot's payload, priority and stamp, plus the ring state.
+
+    A table that changes while it is read is refused, unless `live`: then each
+    slot is taken as it was when read, the slots the ring grew into meanwhile
+    are read once more, and the ring state is the one after the last read (cut
+    at the slots read if the ring is still growing), with the total recomputed
+    from the slots taken. Restoring such a snapshot gives a consistent table:
+    every slot a real experience, no stamp above the sequence; what was
+    inserted after a slot was read is not in it."""
     state = read_state(channel, table)
-    used = range(capacity if state.size >= capacity else state.size)
-    slots = [r for r in read_slots(channel, table, used, progress) if r.stamp != 0]
+    used = min(capacity, state.size)
+    slots = {r.slot: r for r in read_slots(channel, table, range(used), progress) if r.stamp}
     after = read_state(channel, table)
-    if after != state:
+    if after != state and not live:
         raise SnapshotError(f"table {table} changed while it was read: disable it first")
-    total = sum(r.priority for r in slots)
-    if total != state.total:
+    if min(capacity, after.size) > used:  # the ring grew while it was read: catch up once
+        grown = min(capacity, after.size)
+        slots.update((r.slot, r) for r in read_slots(channel, table, range(used, grown))
+                     if r.stamp)
+        used = grown
+        after = read_state(channel, table)
+    total = sum(r.priority for r in slots.values())
+    if after == state and total != state.total:
         raise SnapshotError(f"table {table}: slot priorities sum to {total}, "
                             f"the switch's total is {state.total}")
+    pointer, size = after.pointer, after.size
+    if min(capacity, size) > used:  # still growing: the ring ends at the slots read
+        pointer, size = used % capacity, used
+    state = TableState(pointer, after.sequence, after.max_priority, size, total)
     return {
         "table": table,
         "capacity": capacity,
         "state": state.__dict__,
         "slots": [{"slot": r.slot, "stamp": r.stamp, "priority": r.priority,
-                   "payload": r.payload.hex()} for r in slots],
+                   "payload": r.payload.hex()} for _, r in sorted(slots.items())],
     }
 
 
 def write_file(path: str | Path, tables: list[dict]) -> None:
-    Path(path).write_text(json.dumps({"format": FORMAT, "tables": tables}, indent=1) + "\n")
+    """Write a snapshot file atomically: a reader sees the old file or the new one."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w") as f:
+        f.write(json.dumps({"format": FORMAT, "tables": tables}, indent=1) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def read_file(path: str | Path) -> list[dict]:
+    """The tables of a snapshot file, or of the newest snapshot in a directory."""
+    path = Path(path)
+    if path.is_dir():
+        newest = latest(path)
+        if newest is None:
+            raise SnapshotError(f"{path}: no {FILE_GLOB} in this directory")
+        path = newest
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise SnapshotError(f"{path}: not a readable snapshot: {exc}") from None
-    if doc.get("format") != FORMAT:
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SnapshotError(f"{path}: not a {FORMAT} file")
     return doc["tables"]
+
+
+def snapshots(directory: str | Path) -> list[Path]:
+    """The snapshot files in `directory`, oldest first (their names sort by time)."""
+    return sorted(Path(directory).glob(FILE_GLOB))
+
+
+def latest(directory: str | Path) -> Path | None:
+    """The newest snapshot file in `directory`, if any."""
+    found = snapshots(directory)
+    return found[-1] if found else None
+
+
+def save_rotated(directory: str | Path, tables: list[dict], keep: int) -> Path:
+    """Write a new timestamped snapshot into `directory` and delete all but the newest `keep`."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now * 1e6) % 10**6:06d}Z"
+    path = directory / f"snapshot-{stamp}.json"
+    write_file(path, tables)
+    for old in snapshots(directory)[:-keep]:
+        old.unlink(missing_ok=True)
+    return path
 
 
 def reset_table(channel: InbandChannel, table: int) -> None:

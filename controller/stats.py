@@ -11,6 +11,8 @@ from controller.p4runtime_session import P4RuntimeSession
 
 COUNTER = "ReplayEgress.replay.replay_requests"
 SAMPLED_COUNTER = "ReplayEgress.replay.replay_sampled"
+FORGED_COUNTER = "ReplayIngress.source.forged_sources"
+BROADCAST_COUNTER = "ReplayIngress.ipv4.refused_broadcasts"
 OTHER_TABLE = protocol.NUM_TABLES
 
 
@@ -69,3 +71,22 @@ def read_stats(session: P4RuntimeSession, tables: list[int],
                 out[t].max_priority = protocol.fixed_to_priority(state.priority)
                 out[t].inserted = state.stamp
     return out
+
+
+@dataclass
+class GuardDrops:
+    """Packets the switch dropped per ingress port: forged sources, refused broadcasts."""
+
+    forged: dict[int, int] = field(default_factory=dict)
+    broadcasts: dict[int, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"forged_sources": self.forged, "refused_broadcasts": self.broadcasts}
+
+
+def read_guard_drops(session: P4RuntimeSession) -> GuardDrops:
+    """The SourceGuard and broadcast-sender counters (only ports with drops)."""
+    def nonzero(counter: str) -> dict[int, int]:
+        return {port: packets for port, (packets, _bytes) in session.read_counter(counter).items()
+                if packets}
+    return GuardDrops(nonzero(FORGED_COUNTER), nonzero(BROADCAST_COUNTER))

@@ -9,7 +9,8 @@
  * are multicast to the Actors.
  *
  * Passes through the v1model pipeline (docs/protocol.md has them per op):
- *   ingress   ARP -> ArpResponder; replay request to the VIP ->
+ *   ingress   IPv4 from a host -> SourceGuard (its port, MAC and address must
+ *             be bound, else dropped); ARP -> ArpResponder; replay request to the VIP ->
  *             ReplayAdmission (checks, then unicast back, or a multicast
  *             group for SAMPLE n and RESET); other IPv4 -> Ipv4Forwarding;
  *             anything else is dropped. Ingress holds no replay state.
@@ -36,6 +37,7 @@
 control ReplayIngress(inout headers_t hdr,
                       inout metadata_t meta,
                       inout standard_metadata_t std) {
+    SourceGuard() source;
     ArpResponder() arp;
     Ipv4Forwarding() ipv4;
     ReplayAdmission() replay;
@@ -63,6 +65,13 @@ control ReplayIngress(inout headers_t hdr,
             std.egress_spec = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
             exit;
+        }
+
+        if (hdr.ipv4.isValid() && meta.from_cpu == 0 && std.instance_type != INSTANCE_RECIRC) {
+            source.apply(hdr, meta, std);
+            if (meta.dropped == 1) {
+                exit;
+            }
         }
 
         /* A first fragment (MF set) is not replay traffic: its reply could

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from agent.host_server import Pacing
 from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_client import ReplayClient, RetryPolicy, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
@@ -60,12 +61,15 @@ def inprocess_client(cfg: Config, seed: int = 1) -> ReplayClient:
 
 
 class NetworkBed:
-    """A started Testbed plus the host replay server; stop() undoes both."""
+    """A started Testbed plus the host replay server (replies paced by `pacing`);
+    stop() undoes both."""
 
-    def __init__(self, cfg: Config, switch_kind: str, log_dir: Path) -> None:
+    def __init__(self, cfg: Config, switch_kind: str, log_dir: Path,
+                 pacing: Pacing | None = None) -> None:
         self.cfg = cfg
         self.kind = switch_kind
         self.log_dir = log_dir
+        self.pacing = pacing or Pacing()
         self.testbed = Testbed(cfg, switch_kind, ip_stack=True, log_dir=log_dir)
         self.server: ServerProcess | None = None
 
@@ -83,14 +87,26 @@ class NetworkBed:
         self.server = ServerProcess(
             self.cfg.host(SERVER_HOST).ip, [TABLE], table_config(self.cfg),
             [self.cfg.host(CLIENT_HOST).ip], self.log_dir / f"host-server-{self.kind}.log",
-            prefix=tuple(self.testbed.exec_prefix(SERVER_HOST))).start()
+            prefix=tuple(self.testbed.exec_prefix(SERVER_HOST)), pacing=self.pacing).start()
 
-    def client(self, backend: str) -> ReplayClient:
+    def set_pacing(self, pacing: Pacing) -> None:
+        """Restart the host server with `pacing` if it runs with another (its table
+        starts empty again)."""
+        if pacing == self.pacing and self.server is not None:
+            return
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        self.pacing = pacing
+        self._start_server()
+
+    def client(self, backend: str, policy: RetryPolicy = POLICY) -> ReplayClient:
         """A client in the learner namespace for 'switch' (the VIP) or 'host'."""
         target = self.cfg.vip if backend == "switch" else self.cfg.host(SERVER_HOST).ip
         with inside(self.testbed.ns_name(CLIENT_HOST)):
             return make_client(backend, address=(target, REPLAY_UDP_PORT),
-                               bind=(self.cfg.host(CLIENT_HOST).ip, 0), **_options())
+                               bind=(self.cfg.host(CLIENT_HOST).ip, 0),
+                               **(_options() | {"policy": policy}))
 
     def stop(self) -> None:
         """Stop the host server (by its PID) and tear the testbed down."""

@@ -114,7 +114,30 @@ def medians(rounds: list[dict[str, Figures | str]]) -> dict[str, Figures]:
     return out
 
 
+LOSS_SUFFIXES = (".retries", ".lost", ".late")
+COUNT_SUFFIXES = (".n", *LOSS_SUFFIXES)  # counts, not measurements: no ratios
+
+
+def _is_count(key: str) -> bool:
+    return key.endswith(COUNT_SUFFIXES) or key.startswith("client.")
+
+
 def ratios(numerator: Figures, denominator: Figures) -> Figures:
-    """numerator / denominator for every metric both have (denominator not zero)."""
+    """numerator / denominator for every measurement both have (denominator not zero)."""
     return {k: numerator[k] / denominator[k] for k in sorted(numerator)
-            if k in denominator and denominator[k] and not k.endswith(".n")}
+            if k in denominator and denominator[k] and not _is_count(k)}
+
+
+def loss_totals(rounds: list[dict[str, Figures | str]]) -> dict[str, Figures]:
+    """Per job, the sum over rounds of every `.retries`, `.lost` and `.late` figure: a
+    median would hide a round that lost replies."""
+    out: dict[str, Figures] = {}
+    for r in rounds:
+        for name, figs in r.items():
+            if not isinstance(figs, dict):
+                continue
+            totals = out.setdefault(name, {})
+            for k, v in figs.items():
+                if k.endswith(LOSS_SUFFIXES) and not k.startswith("client."):
+                    totals[k] = totals.get(k, 0.0) + v
+    return out

@@ -2,30 +2,45 @@
 
 One call of `measure` is one backend's share of a round:
 
-    insert        latency of single INSERTs with ACK (p50 / p99) ...
-    insert_rate   ... and ACKed INSERTs/s with the client's window of requests in flight
-    sample.MODE.N latency of one SAMPLE N (all N replies in) and experiences/s, sequentially
-    update_rate   ACKed UPDATEs/s of slots just inserted, with the window in flight
+    insert             latency of single INSERTs with ACK (p50 / p99) ...
+    insert_rate        ... and ACKed INSERTs/s with the client's window of requests in flight
+    sample.MODE.N      latency of one SAMPLE N (all N replies in) and experiences/s of
+                       those requests back to back (one at a time), then experiences/s
+                       with the learner's prefetch (INFLIGHT_DEPTH requests sent ahead of
+                       the one awaited)
+    sample.MODE.us_per_reply  least-squares slope of SAMPLE N p50 over N (µs per extra reply)
+    update_rate        ACKed UPDATEs/s of slots just inserted, with the window in flight
 
-plus the client's retry / timeout counters for the round, so loss is visible.
+Every operation also gets `.retries`, `.lost` and `.late` (the client's retries,
+replies missing at a deadline, and replies that came after all and were dropped
+as surplus, while it ran), and the round the client's totals under `client.*`,
+so loss is visible per operation: lost minus late is about what never came.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from agent import protocol
 from agent.benchmarks.harness import Figures, latency_figures, timed_calls
+from agent.hparams import Hyperparams
 from agent.protocol import Mode
-from agent.replay_client import ReplayClient
+from agent.replay_client import PendingRequest, ReplayClient
 from agent.replay_memory import Inserted
 
 MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
-BATCH_SIZES = (1, 32, 128)
+BATCH_SIZES = (1, 8, 32, 128)
 CHUNK = 64  # insert_many / update calls per rate loop step
+INFLIGHT_DEPTH = Hyperparams().prefetch_depth  # SAMPLEs sent ahead, as the learner does
+LOSS_KEYS = {"retries": "retries", "lost": "lost_replies",  # figure suffix -> client stat
+             "late": "dropped_replies"}
+CLIENT_KEYS = ("retries", "timeouts", "lost_replies", "partial_batches", "stale")
 
 
 @dataclass(frozen=True)
@@ -44,26 +59,77 @@ def _payload(rng: np.random.Generator) -> bytes:
     return protocol.floats_to_payload(rng.standard_normal(protocol.PAYLOAD_WORDS))
 
 
+@contextmanager
+def loss_counted(client: ReplayClient, figs: Figures, key: str) -> Iterator[None]:
+    """Record the client's retries, lost and late replies within the block as
+    `key`.retries, `key`.lost and `key`.late."""
+    before = client.stats()
+    yield
+    after = client.stats()
+    for suffix, stat in LOSS_KEYS.items():
+        figs[f"{key}.{suffix}"] = float(after[stat] - before[stat])
+
+
 def measure(client: ReplayClient, budget: OpsBudget, seed: int = 0) -> Figures:
     """One round of every replay op through `client`."""
     rng = np.random.default_rng(seed)
     before = client.stats()
     payload = _payload(rng)
-    figs = latency_figures("insert", timed_calls(lambda: client.insert(payload),
-                                                 budget.inserts, budget.seconds))
-    acks, rate = _insert_rate(client, budget, rng)
-    figs["insert_rate.per_s"] = rate
+    figs: Figures = {}
+    with loss_counted(client, figs, "insert"):
+        lat = timed_calls(lambda: client.insert(payload), budget.inserts, budget.seconds)
+    figs |= latency_figures("insert", lat)
+    with loss_counted(client, figs, "insert_rate"):
+        acks, figs["insert_rate.per_s"] = _insert_rate(client, budget, rng)
     for name, mode in MODES.items():
         for n in budget.batch_sizes:
-            lat = timed_calls(lambda n=n, mode=mode: client.sample(n, mode),
-                              budget.sample_reps, budget.seconds)
-            figs |= latency_figures(f"sample.{name}.{n}", lat)
-            figs[f"sample.{name}.{n}.exp_per_s"] = n * len(lat) / sum(lat)
-    figs["update_rate.per_s"] = _update_rate(client, acks, budget, rng)
+            key = f"sample.{name}.{n}"
+            with loss_counted(client, figs, key):
+                lat = timed_calls(lambda n=n, mode=mode: client.sample(n, mode),
+                                  budget.sample_reps, budget.seconds)
+            figs |= latency_figures(key, lat)
+            figs[f"{key}.exp_per_s"] = n * len(lat) / sum(lat)
+            with loss_counted(client, figs, f"{key}.inflight"):
+                figs[f"{key}.inflight_exp_per_s"] = inflight_rate(
+                    client, n, mode, budget.sample_reps, budget.seconds)
+        slope = us_per_reply({n: figs.get(f"sample.{name}.{n}.p50_us")
+                              for n in budget.batch_sizes})
+        if slope is not None:
+            figs[f"sample.{name}.us_per_reply"] = slope
+    with loss_counted(client, figs, "update_rate"):
+        figs["update_rate.per_s"] = _update_rate(client, acks, budget, rng)
     after = client.stats()
-    for key in ("retries", "timeouts", "partial_batches", "stale"):
+    for key in CLIENT_KEYS:
         figs[f"client.{key}"] = float(after[key] - before[key])
     return figs
+
+
+def inflight_rate(client: ReplayClient, n: int, mode: int, reps: int, seconds: float,
+                  depth: int = INFLIGHT_DEPTH) -> float:
+    """Experiences/s of up to `reps` SAMPLE n with `depth` requests sent ahead of the one
+    awaited (PrefetchingSampler's pattern); no new request after `seconds`, and every
+    request sent is collected before the clock stops."""
+    pending: deque[PendingRequest] = deque()
+    sent = received = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while pending or (sent < reps and time.perf_counter() < deadline):
+        while sent < reps and len(pending) <= depth and time.perf_counter() < deadline:
+            pending.append(client.sample_async(n, mode))
+            sent += 1
+        if pending:
+            received += len(client.wait(pending.popleft()))
+    return received / (time.perf_counter() - start)
+
+
+def us_per_reply(p50_us: dict[int, float | None]) -> float | None:
+    """Least-squares slope of p50 latency (µs) over batch size: the cost of one more
+    reply. None with fewer than two batch sizes measured."""
+    points = [(n, v) for n, v in p50_us.items() if v is not None]
+    if len({n for n, _ in points}) < 2:
+        return None
+    sizes, lat = np.array(points, dtype=float).T
+    return float(np.polyfit(sizes, lat, 1)[0])
 
 
 def _insert_rate(client: ReplayClient, budget: OpsBudget,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from agent.benchmarks.replay_ops import MODES
+from agent.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES
 from bmv2.artifacts import find_p4c, p4c_version
 from bmv2.launch import find_bmv2
 
@@ -103,11 +103,87 @@ def _rows(batch_sizes: list[int]) -> list[tuple[str, str]]:
         for n in batch_sizes:
             rows += [(f"sample.{mode}.{n}.p50_us", f"SAMPLE {n} {mode} latency p50 (µs)"),
                      (f"sample.{mode}.{n}.p99_us", f"SAMPLE {n} {mode} latency p99 (µs)"),
-                     (f"sample.{mode}.{n}.exp_per_s", f"SAMPLE {n} {mode} rate (experiences/s)")]
+                     (f"sample.{mode}.{n}.exp_per_s",
+                      f"SAMPLE {n} {mode} (experiences/s, one request at a time)"),
+                     (f"sample.{mode}.{n}.inflight_exp_per_s",
+                      f"SAMPLE {n} {mode} (experiences/s, {INFLIGHT_DEPTH} sent ahead)")]
+        rows.append((f"sample.{mode}.us_per_reply",
+                     f"SAMPLE {mode}: µs per extra reply (slope of p50 over n)"))
     rows += [("update_rate.per_s", "UPDATE+ACK rate (/s, 32 in flight)"),
              ("client.retries", "client retries per round"),
+             ("client.lost_replies", "client lost replies per round"),
              ("client.timeouts", "client timeouts per round")]
     return rows
+
+
+def _loss_ops(batch_sizes: list[int]) -> list[tuple[str, str]]:
+    """(figure prefix, label) of every measured operation, for the loss table."""
+    ops = [("insert", "INSERT+ACK, one at a time"), ("insert_rate", "INSERT+ACK, 32 in flight")]
+    for mode in MODES:
+        for n in batch_sizes:
+            ops += [(f"sample.{mode}.{n}", f"SAMPLE {n} {mode}, one at a time"),
+                    (f"sample.{mode}.{n}.inflight",
+                     f"SAMPLE {n} {mode}, {INFLIGHT_DEPTH} sent ahead")]
+    return [*ops, ("update_rate", "UPDATE+ACK, 32 in flight")]
+
+
+def _loss_markdown(tb: dict, batch_sizes: list[int]) -> list[str]:
+    """Retries / lost / late replies per operation and backend, totals over the rounds."""
+    totals = tb.get("loss_totals", {})
+    backends = [b for b in tb["backends"] if b in totals]
+    if not backends:
+        return []
+    lines = [f"Retries / lost / late replies per operation, totals over {len(tb['rounds'])} "
+             "rounds (target 0 / 0; lost: still missing at a deadline; late: of those, "
+             "replies that came after all, so lost minus late never came):", "",
+             "| operation | " + " | ".join(BACKEND_NAMES[b] for b in backends) + " |",
+             "|---" + "|---:" * len(backends) + "|"]
+    for op, label in _loss_ops(batch_sizes):
+        cells = []
+        for b in backends:
+            r, lost, late = (totals[b].get(f"{op}.{k}") for k in ("retries", "lost", "late"))
+            cells.append("–" if r is None else f"{r:.0f} / {lost:.0f} / {late:.0f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _pacing_markdown(pacing: dict | None) -> list[str]:
+    """The host server's pacing and, when calibrated, every setting tried."""
+    if not pacing:
+        return []
+    chosen = pacing["chosen"]["label"]
+    if not pacing["tries"]:
+        return [f"Host server pacing: **{chosen}** ({pacing['source']}).", ""]
+    verdict = ("the first with no retry and no lost reply" if pacing["clean"] else
+               "none was free of loss: the one that lost the fewest replies")
+    lines = [f"Host server pacing: **{chosen}**, {pacing['source']}: {len(pacing['tries'])} "
+             f"settings tried, fastest first; chosen: {verdict}.", "",
+             "| setting tried | requests | retries | lost replies | seconds | stopped at |",
+             "|---|---:|---:|---:|---:|---|"]
+    for t in pacing["tries"]:
+        lines.append(f"| {t['label']} | {t['requests']} | {t['retries']} | {t['lost']} "
+                     f"| {t['seconds']:.1f} | {t['stopped_at'] or '–'} |")
+    return [*lines, ""]
+
+
+def _targets_markdown(tgt: dict | None) -> list[str]:
+    """The target table: in-network / host server p50 against each threshold."""
+    if not tgt:
+        return []
+    lines = [f"Targets, {tgt['ratio']}: {tgt['passed']} passed, {tgt['failed']} failed, "
+             f"{tgt['not_measured']} not measured.", "",
+             "| target | in-network (µs) | host server (µs) | ratio | threshold | result |",
+             "|---|---:|---:|---:|---:|---|"]
+    for r in tgt["rows"]:
+        result = {True: "**pass**", False: "fail", None: "not measured"}[r["pass"]]
+        if not r["clean"]:
+            result += " (‡ lost replies)"
+        lines.append(f"| {r['target']} | {_fmt(r['in_network_us'])} | {_fmt(r['host_us'])} "
+                     f"| {_fmt(r['ratio'])} | ≤ {r['threshold']} | {result} |")
+    if not all(r["clean"] for r in tgt["rows"]):
+        lines += ["", "‡ a backend retried or lost replies in this measurement: its latency "
+                  "partly measures the client's timeout, not the service."]
+    return [*lines, ""]
 
 
 def markdown(results: dict) -> str:
@@ -128,6 +204,8 @@ def markdown(results: dict) -> str:
             lines += [f"Not measured: {tb['error']}", ""]
             continue
         lines += [f"{len(tb['rounds'])} rounds, backends interleaved in each.", ""]
+        lines += _pacing_markdown(tb.get("host_pacing"))
+        lines += _targets_markdown(tb.get("targets"))
         backends = tb["backends"]
         ratio = tb.get("ratio_in_network_over_host", {})
         head = ["measurement", *(BACKEND_NAMES[b] for b in backends)]
@@ -147,6 +225,7 @@ def markdown(results: dict) -> str:
                       f"flight, host to host: p50 {_fmt(fwd.get('forward.latency.p50_us'))} µs,"
                       f" p99 {_fmt(fwd.get('forward.latency.p99_us'))} µs."]
         lines.append("")
+        lines += _loss_markdown(tb, settings["batch_sizes"])
     lines += _switch_comparison(results)
     lines += _training_markdown(results["training"])
     return "\n".join(lines) + "\n"
@@ -160,6 +239,8 @@ SWITCH_ROWS = (("forwarding", "forward.pps", "forwarding (packets/s)"),
                ("switch", "sample.uniform.32.p50_us", "SAMPLE 32 uniform latency p50 (µs)"),
                ("switch", "sample.prioritized.32.p50_us", "SAMPLE 32 prioritized latency p50 (µs)"),
                ("switch", "sample.uniform.32.exp_per_s", "SAMPLE 32 uniform (experiences/s)"),
+               ("switch", "sample.uniform.128.exp_per_s", "SAMPLE 128 uniform (experiences/s)"),
+               ("switch", "sample.uniform.us_per_reply", "SAMPLE uniform: µs per extra reply"),
                ("switch", "update_rate.per_s", "UPDATE+ACK rate (/s)"))
 
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from agent.benchmarks.harness import Budget, progress
+from agent.host_server import Pacing
 
 LAUNCH_MODULE = "agent.launch"
 REPO = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ STOP_SECONDS = 60.0  # for a stopped launcher to tear its testbed down
 
 @dataclass(frozen=True)
 class TrainingJob:
-    """One bounded training run."""
+    """One bounded training run (`host_pacing`: the host server's, for backend host)."""
 
     backend: str
     switch: str
@@ -36,6 +37,7 @@ class TrainingJob:
     max_seconds: float
     max_env_steps: int
     run_dir: Path
+    host_pacing: Pacing = field(default_factory=Pacing)
 
 
 @dataclass
@@ -57,15 +59,22 @@ class TrainingResult:
 TrainingHook = Callable[[TrainingJob], TrainingResult]
 
 
-def launch_hook(job: TrainingJob) -> TrainingResult:
-    """Run `python -m agent.launch` for `job` and parse its SUMMARY line."""
+def launch_command(job: TrainingJob) -> list[str]:
+    """`python -m agent.launch ...` for `job`."""
     cmd = [sys.executable, "-m", LAUNCH_MODULE, "--backend", job.backend, "--switch", job.switch,
            "--actors", str(job.actors), "--seed", str(job.seed),
            "--max-seconds", str(job.max_seconds), "--max-env-steps", str(job.max_env_steps),
            "--run-dir", str(job.run_dir)]
+    if job.backend == "host":
+        cmd += ["--host-pacing", job.host_pacing.spec()]
+    return cmd
+
+
+def launch_hook(job: TrainingJob) -> TrainingResult:
+    """Run `python -m agent.launch` for `job` and parse its SUMMARY line."""
     result = TrainingResult(job.backend, job.actors, job.seed)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO)
+    proc = subprocess.Popen(launch_command(job), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         stdout, stderr = proc.communicate(timeout=job.max_seconds + GRACE_SECONDS)
     except subprocess.TimeoutExpired:

@@ -12,7 +12,11 @@ bmv2 options (before ``--``): ``-i/--interface PORT@IFACE`` (repeatable),
 ``--no-p4``, ``--thrift-port`` (accepted and ignored: there is no Thrift
 server). Target options (after ``--``; accepted before it too):
 ``--grpc-server-addr`` (default 0.0.0.0:9559), ``--cpu-port`` (for
-PacketIn / PacketOut; not 0, not a port given to ``-i``).
+PacketIn / PacketOut; not 0, not a port given to ``-i``), and P4Runtime over
+TLS as simple_switch_grpc has it: ``--grpc-server-ssl`` with
+``--grpc-server-cert`` and ``--grpc-server-key`` (PEM files), and
+``--grpc-server-with-client-auth`` to require client certificates signed by
+the CA in ``--grpc-server-cacert``.
 
 As with simple_switch_grpc, a JSON given on the command line runs in the data
 plane, but P4Runtime clients still have to push a pipeline (with its P4Info)
@@ -30,6 +34,8 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+import grpc
 
 from bmv2.pyswitch.p4rt_dataplane import Dataplane
 from bmv2.pyswitch.p4rt_status import TargetError
@@ -108,6 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="P4Runtime server address (default 0.0.0.0:9559)")
     target.add_argument("--cpu-port", type=_port_number,
                         help="CPU port for PacketIn / PacketOut (not 0)")
+    target.add_argument("--grpc-server-ssl", action="store_true",
+                        help="serve P4Runtime over TLS (needs --grpc-server-cert and -key)")
+    target.add_argument("--grpc-server-cacert", type=Path, metavar="PEM",
+                        help="CA certificate that client certificates are verified against")
+    target.add_argument("--grpc-server-cert", type=Path, metavar="PEM",
+                        help="the server's certificate")
+    target.add_argument("--grpc-server-key", type=Path, metavar="PEM",
+                        help="the server's private key")
+    target.add_argument("--grpc-server-with-client-auth", action="store_true",
+                        help="require a client certificate signed by --grpc-server-cacert")
     return parser
 
 
@@ -145,6 +161,31 @@ def load_json(path: Path) -> dict[str, Any]:
     return program
 
 
+def server_credentials(args: argparse.Namespace) -> grpc.ServerCredentials | None:
+    """TLS credentials from the --grpc-server-* options (None: plain text)."""
+    if not args.grpc_server_ssl:
+        if args.grpc_server_cert or args.grpc_server_key or args.grpc_server_cacert:
+            log.warning("TLS is off (no --grpc-server-ssl): the .pem files given are ignored")
+        if args.grpc_server_with_client_auth:
+            raise UsageError("--grpc-server-with-client-auth needs --grpc-server-ssl")
+        return None
+    if args.grpc_server_cert is None or args.grpc_server_key is None:
+        raise UsageError("--grpc-server-ssl needs --grpc-server-cert and --grpc-server-key")
+    if args.grpc_server_with_client_auth and args.grpc_server_cacert is None:
+        raise UsageError("--grpc-server-with-client-auth needs --grpc-server-cacert")
+
+    def read(path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+    ca = read(args.grpc_server_cacert) if args.grpc_server_cacert else None
+    return grpc.ssl_server_credentials([(read(args.grpc_server_key), read(args.grpc_server_cert))],
+                                       root_certificates=ca,
+                                       require_client_auth=args.grpc_server_with_client_auth)
+
+
 def _setup_logging(level: str, log_file: Path | None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file is not None:
@@ -158,6 +199,7 @@ def _setup_logging(level: str, log_file: Path | None) -> None:
 
 def run(args: argparse.Namespace, stop: threading.Event) -> int:
     """Start the switch, serve until ``stop`` is set, then shut down."""
+    credentials = server_credentials(args)
     if args.thrift_port is not None:
         log.info("--thrift-port %d ignored: the Python switch has no Thrift server",
                  args.thrift_port)
@@ -169,7 +211,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
             raise UsageError(f"{args.json}: {exc}") from None
     ports = PortSet(args.ports, dataplane.receive)
     dataplane.set_transmit(ports.send)
-    server = P4RuntimeServer(dataplane, args.device_id, args.grpc_server_addr)
+    server = P4RuntimeServer(dataplane, args.device_id, args.grpc_server_addr, credentials)
     try:
         server.start()
     except OSError as exc:

@@ -119,18 +119,25 @@ class Generator:
         payload does) ``_v`` is only congruent to the concatenation modulo 0xFFFF, and
         zero exactly when it is: as 2**16 = 1 (mod 0xFFFF), a field at bit offset o
         counts as ``field << (o % 16)``, and small sums are cheaper than a wide
-        concatenation."""
+        concatenation. A varbit input (its width only known at run time) is concatenated
+        on its own, and then the whole calculation is an exact concatenation."""
         lines, payload, groups = self._calc_groups(inputs, where)
+        fixed = all(isinstance(w, int) for _h, parts in groups for _c, w in parts)
         for h, parts in groups:
-            width = sum(w for _c, w in parts)
-            if csum and not payload:
+            stmt: list[str] = []
+            if not all(isinstance(w, int) for _c, w in parts):
+                for c, w in parts:
+                    stmt += [f"_v = (_v << {w}) | {c}", f"_n += {w}"]
+            elif csum and fixed and not payload:
+                width = sum(int(w) for _c, w in parts)
                 terms = []
                 for i, (c, _w) in enumerate(parts):
-                    off = sum(w for _c, w in parts[i + 1:]) % 16
+                    off = sum(int(w) for _c, w in parts[i + 1:]) % 16
                     terms.append(f"({c} << {off})" if off else c)
                 stmt = [f"_v = (_v << {width % 16}) + {' + '.join(terms)}", f"_n += {width}"]
             else:
-                concat = " | ".join(f"({c} << {sum(w for _c, w in parts[i + 1:])})"
+                width = sum(int(w) for _c, w in parts)
+                concat = " | ".join(f"({c} << {sum(int(w) for _c, w in parts[i + 1:])})"
                                     for i, (c, _w) in enumerate(parts))
                 stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
             if h is None:
@@ -141,31 +148,39 @@ class Generator:
 
     def _calc_groups(self, inputs: list[Any], where: str
                      ) -> tuple[list[str], bool, list[tuple[HeaderInfo | None,
-                                                         list[tuple[str, int]]]]]:
+                                                         list[tuple[str, int | str]]]]]:
         lines = ["_v = 0", "_n = 0"]
         payload = False
-        groups: list[tuple[HeaderInfo | None, list[tuple[str, int]]]] = []
+        groups: list[tuple[HeaderInfo | None, list[tuple[str, int | str]]]] = []
         for item in inputs:
             t = item.get("type")
             if payload:
                 raise UnsupportedConstruct(f"calculation input after 'payload' in {where}")
+            part: tuple[str, int | str]
             if t == "field":
                 fs = self.prog.field_slot(item["value"][0], item["value"][1], where)
                 h = self.prog.headers[fs.header]
-                part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
-            elif t == "header":  # its fields, concatenated
+                if fs.varbit:
+                    part = (f"F[{fs.slot}]", f"F[{h.valid_slot + 1}]")
+                else:
+                    part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
+            elif t == "header":
                 h = self.prog.header(item["value"], where)
-                fields = [(_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
-                          for fs in h.fields]
-                if not fields:
-                    continue
-                part, more = fields[-1], fields[:-1]
-                key = None if h.metadata else h
-                if more:
-                    if groups and groups[-1][0] is key:
-                        groups[-1][1].extend(more)
-                    else:
-                        groups.append((key, more))
+                if h.varbit is not None:  # its bits, of a width known at run time
+                    part = self._header_bits(h)
+                else:  # its fields, concatenated
+                    fields: list[tuple[str, int | str]] = [
+                        (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
+                        for fs in h.fields]
+                    if not fields:
+                        continue
+                    part, more = fields[-1], fields[:-1]
+                    key = None if h.metadata else h
+                    if more:
+                        if groups and groups[-1][0] is key:
+                            groups[-1][1].extend(more)
+                        else:
+                            groups.append((key, more))
             elif t == "hexstr":
                 h = None
                 width = int(item["bitwidth"])
@@ -231,6 +246,20 @@ class Generator:
         self.structs.append("!" + "".join(fmt))
         return f"_PK{k}.pack({', '.join(vals)})"
 
+    def _header_bits(self, h: HeaderInfo) -> tuple[str, int | str]:
+        """Code for the header's bits as one int, and its width (code when it has a varbit)."""
+        if h.varbit is None:
+            return self._header_int(h), h.nbits
+        width = f"F[{h.valid_slot + 1}]"
+        parts = []
+        shift = h.nbits
+        for i, fs in enumerate(h.fields):
+            shift -= fs.width
+            v = _field_value(f"F[{fs.slot}]", fs.width, fs.signed)
+            parts.append(f"({v} << ({shift} + {width}))" if i < h.varbit else
+                         (f"({v} << {shift})" if shift else v))
+        return "(" + " | ".join(parts) + ")", f"({h.nbits} + {width})"
+
     def _checksum_calc(self, ck: dict[str, Any]) -> str:
         """Call computing checksum ``ck`` (a generic calculation or bmv2's 'ipv4')."""
         kind = ck.get("type", "generic")
@@ -241,6 +270,9 @@ class Generator:
             return f"H{self.calc_ids[name]}(F, pk)"
         if kind == "ipv4":
             h = self.prog.header(ck["target"][0], f"checksum '{ck.get('name')}'")
+            if h.varbit is not None:
+                raise UnsupportedConstruct(f"ipv4 checksum on header '{h.name}' with a varbit "
+                                           "field")
             if h.nbits < 96:
                 raise ProgramError(f"ipv4 checksum on short header '{h.name}'")
             clear = ~(0xFFFF << (h.nbits - 96))
@@ -278,7 +310,11 @@ class Generator:
         body.append("out = []")
         for name in d.get("order", []):
             h = self.prog.header(name, "deparser")
-            emit = f"out.append({self._header_bytes(h)})"
+            if h.varbit is None:
+                emit = f"out.append({self._header_bytes(h)})"
+            else:
+                bits, width = self._header_bits(h)
+                emit = f"out.append({bits}.to_bytes({width} >> 3, 'big'))"
             if h.metadata:
                 body.append(emit)
             else:

@@ -239,6 +239,8 @@ class ControlGen:
             if mt not in ("exact", "lpm", "ternary", "range"):
                 raise UnsupportedConstruct(f"match type '{mt}' in {where}")
             fs = self.prog.field_slot(k["target"][0], k["target"][1], where)
+            if fs.varbit:
+                raise UnsupportedConstruct(f"table key on varbit field '{fs.name}' in {where}")
             code = f"(F[{fs.slot}] & {fs.mask})" if fs.signed else f"F[{fs.slot}]"
             kmask = k.get("mask")
             m = None

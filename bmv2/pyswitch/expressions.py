@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .errors import ParserError, ProgramError, UnsupportedConstruct
-from .program import FieldSlot, HeaderInfo, Program, StackInfo
+from .program import FieldSlot, HeaderInfo, Program, StackInfo, UnionInfo
 
 SHIFT_LIMIT = 1 << 16
 
@@ -37,28 +37,69 @@ class Bool:
 
 @dataclass(slots=True)
 class HeaderRef:
-    """A header: fixed (``info`` is the instance) or a stack element chosen at run time."""
+    """A header: fixed (``info`` is the instance) or one chosen at run time.
+
+    A run-time choice (stack element, ``?:``) has the layout of ``info``:
+    the same fields, the same union siblings at the same offsets.
+    """
 
     base: str
     info: HeaderInfo
     static: bool
 
     def slot(self, offset: int) -> str:
-        """Code for the slot of field ``offset`` (``nfields`` is the validity bit)."""
+        """Code for the slot at ``offset`` (``nfields``: validity, then the varbit width)."""
         if self.static:
             return str(self.info.base + offset)
         return f"{self.base} + {offset}" if offset else self.base
 
     def valid(self) -> Bool:
         """Code testing validity (metadata is always valid in bmv2)."""
-        if self.static and self.info.metadata:
+        if self.info.metadata:
             return Bool("True")
         return Bool(f"(F[{self.slot(self.info.nfields)}] != 0)")
+
+    def set_valid(self) -> list[str]:
+        """Statements marking the header valid (a union member invalidates its siblings)."""
+        n = self.info.nfields
+        return [f"F[{self.slot(n)}] = 1", *(f"F[{self.slot(o)}] = 0" for o in self.info.siblings)]
+
+    def nbytes(self) -> str:
+        """Code for the size on the wire (the varbit field at its current width)."""
+        if self.info.varbit is None:
+            return str(self.info.nbytes)
+        return f"({self.info.nbytes} + (F[{self.slot(self.info.nfields + 1)}] >> 3))"
+
+
+@dataclass(slots=True)
+class UnionRef:
+    """A header union: fixed or a union stack element chosen at run time."""
+
+    base: str
+    info: UnionInfo
+    static: bool
+
+    def member(self, index: int) -> HeaderRef:
+        """The member header at ``index``."""
+        m = self.info.members[index]
+        if self.static:
+            return HeaderRef(str(m.base), m, True)
+        off = m.base - self.info.base
+        return HeaderRef(f"{self.base} + {off}" if off else self.base, m, False)
+
+    def valid(self) -> Bool:
+        """A union is valid when one of its members is."""
+        tests = [self.member(i).valid().code for i in range(len(self.info.members))]
+        return Bool("(" + " or ".join(tests) + ")") if tests else Bool("False")
+
+    def layout(self) -> str:
+        """(offset, nfields) of every member, relative to the union's base (helper argument)."""
+        return repr(tuple((m.base - self.info.base, m.nfields) for m in self.info.members))
 
 
 @dataclass(slots=True)
 class StackRef:
-    """A header stack."""
+    """A header stack or a header union stack (``info.unions`` set)."""
 
     info: StackInfo
 
@@ -72,7 +113,7 @@ class LValue:
     signed: bool
 
 
-Value = Data | Bool | HeaderRef | StackRef
+Value = Data | Bool | HeaderRef | UnionRef | StackRef
 
 
 @dataclass(slots=True)
@@ -161,28 +202,48 @@ class ExprCompiler:
             raise ProgramError(f"expected a header in {ctx.where}")
         return r
 
-    def stack(self, j: Any, ctx: Ctx) -> StackRef:
-        """Compile a header-stack operand."""
+    def union(self, j: Any, ctx: Ctx) -> UnionRef:
+        """Compile a header-union operand."""
         r = self.value(j, ctx)
-        if not isinstance(r, StackRef):
-            raise ProgramError(f"expected a header stack in {ctx.where}")
+        if not isinstance(r, UnionRef):
+            raise ProgramError(f"expected a header union in {ctx.where}")
+        return r
+
+    def stack(self, j: Any, ctx: Ctx, unions: bool | None = False) -> StackRef:
+        """Compile a stack operand: a header stack, a union stack (``unions``) or either (None)."""
+        r = self.value(j, ctx)
+        if not isinstance(r, StackRef) or \
+                (unions is not None and (r.info.unions is not None) != unions):
+            what = {False: "header stack", True: "header union stack", None: "stack"}[unions]
+            raise ProgramError(f"expected a {what} in {ctx.where}")
         return r
 
     def lvalue(self, j: Any, ctx: Ctx) -> LValue:
         """Compile a writable field reference."""
+        lv = self.any_lvalue(j, ctx)
+        if lv.width == 0:
+            raise UnsupportedConstruct(f"assignment of a value to varbit field {_short(j)} "
+                                       f"in {ctx.where}")
+        return lv
+
+    def any_lvalue(self, j: Any, ctx: Ctx) -> LValue:
+        """Compile a field reference, varbit fields included (width 0)."""
         if isinstance(j, dict) and j.get("type") == "field":
             f = self._field_slot(j["value"], ctx)
             return LValue(str(f.slot), f.width, f.signed)
         if isinstance(j, dict) and j.get("type") == "stack_field":
             st, fs, off = self.stack_field(j["value"], ctx)
             return LValue(self._last_slot(st, off), fs.width, fs.signed)
+        if isinstance(j, dict) and j.get("type") == "union_stack_field":
+            slot, fs = self.union_stack_field(j["value"], ctx)
+            return LValue(slot, fs.width, fs.signed)
         if isinstance(j, dict) and j.get("type") == "expression":
             v = j.get("value")
             if isinstance(v, dict) and v.get("op") == "access_field":
                 h = self.header(v["left"], ctx)
                 return self._access_lvalue(h, v["right"], ctx)
             if isinstance(v, dict) and "type" in v:
-                return self.lvalue(v, ctx)
+                return self.any_lvalue(v, ctx)
         raise UnsupportedConstruct(f"assignment target {_short(j)} in {ctx.where}")
 
     # ---- leaves -----------------------------------------------------------
@@ -192,7 +253,7 @@ class ExprCompiler:
 
     def _leaf_field(self, v: Any, ctx: Ctx) -> Data:
         f = self._field_slot(v, ctx)
-        return Data(f"F[{f.slot}]", None if f.signed else f.width)
+        return Data(f"F[{f.slot}]", None if f.signed or f.varbit else f.width)
 
     def _leaf_hexstr(self, v: Any, ctx: Ctx) -> Data:
         c = hexint(v, ctx.where)
@@ -216,6 +277,31 @@ class ExprCompiler:
     def _leaf_stack(self, v: Any, ctx: Ctx) -> StackRef:
         return StackRef(self.prog.stack(v, ctx.where))
 
+    def _leaf_union(self, v: Any, ctx: Ctx) -> UnionRef:
+        u = self.prog.union(v, ctx.where)
+        return UnionRef(str(u.base), u, True)
+
+    def _leaf_union_stack(self, v: Any, ctx: Ctx) -> StackRef:
+        return StackRef(self.prog.union_stack(v, ctx.where))
+
+    def union_stack_field(self, v: Any, ctx: Ctx) -> tuple[str, FieldSlot]:
+        """Slot code and field of ``[union stack, member, field]`` in the last element."""
+        st = self.prog.union_stack(v[0], ctx.where)
+        assert st.unions is not None
+        found = st.unions[0].member(v[1])
+        if found is None:
+            raise ProgramError(f"no member '{v[1]}' in union stack '{v[0]}' in {ctx.where}")
+        m = found[1]
+        for off, fs in enumerate([*m.fields, FieldSlot("$valid$", m.valid_slot, 1, False, "")]):
+            if fs.name.rsplit(".", 1)[-1] == v[2]:
+                return (f"_last(F[{st.next_slot}], {st.stride}, {self.err['StackOutOfBounds']}) "
+                        f"+ {m.base + off}"), fs
+        raise ProgramError(f"unknown field '{v[2]}' of '{v[0]}.{v[1]}' in {ctx.where}")
+
+    def _leaf_union_stack_field(self, v: Any, ctx: Ctx) -> Data:
+        slot, fs = self.union_stack_field(v, ctx)
+        return Data(f"F[{slot}]", None if fs.signed or fs.varbit else fs.width)
+
     def stack_field(self, v: Any, ctx: Ctx) -> tuple[StackInfo, FieldSlot, int]:
         """Stack, field and field offset of a ``stack_field`` reference."""
         st = self.prog.stack(v[0], ctx.where)
@@ -233,7 +319,7 @@ class ExprCompiler:
 
     def _leaf_stack_field(self, v: Any, ctx: Ctx) -> Data:
         st, fs, off = self.stack_field(v, ctx)
-        return Data(f"F[{self._last_slot(st, off)}]", None if fs.signed else fs.width)
+        return Data(f"F[{self._last_slot(st, off)}]", None if fs.signed or fs.varbit else fs.width)
 
     def _leaf_register(self, v: Any, ctx: Ctx) -> Data:
         reg = self.prog.registers.get(v[0])
@@ -256,6 +342,9 @@ class ExprCompiler:
         "runtime_data": _leaf_local,
         "header": _leaf_header,
         "header_stack": _leaf_stack,
+        "header_union": _leaf_union,
+        "header_union_stack": _leaf_union_stack,
+        "union_stack_field": _leaf_union_stack_field,
         "stack_field": _leaf_stack_field,
         "register": _leaf_register,
         "lookahead": _leaf_lookahead,
@@ -298,14 +387,10 @@ class ExprCompiler:
         if op == "valid":
             return self.header(right, ctx).valid()
         if op == "?":
-            c = self.boolean(e["cond"], ctx)
-            a, b = self.value(left, ctx), self.value(right, ctx)
-            if isinstance(a, Data) and isinstance(b, Data):
-                bits = _both(a.bits, b.bits, max)
-                return Data(f"({a.code} if {c.code} else {b.code})", bits)
-            if isinstance(a, Bool) and isinstance(b, Bool):
-                return Bool(f"({a.code} if {c.code} else {b.code})")
-            raise UnsupportedConstruct(f"'?' on headers in {ctx.where}")
+            return self._ternary(self.boolean(e["cond"], ctx), self.value(left, ctx),
+                                 self.value(right, ctx), ctx)
+        if op == "valid_union":
+            return self.union(right, ctx).valid()
         if op in ("two_comp_mod", "usat_cast", "sat_cast"):
             return self._cast(op, left, right, ctx)
         if op in ("dereference_header_stack", "dereference_stack"):
@@ -320,16 +405,30 @@ class ExprCompiler:
                 return HeaderRef(str(h.base), h, True)
             return HeaderRef(f"({st.base} + _idx({idx.code}, {st.depth}, "
                              f"{self.err['StackOutOfBounds']}) * {st.stride})", h0, False)
+        if op == "dereference_union_stack":
+            st = self.stack(left, ctx, unions=True).info
+            assert st.unions is not None
+            idx = self.data(right, ctx)
+            if idx.const is not None and 0 <= idx.const < st.depth:
+                u = st.unions[idx.const]
+                return UnionRef(str(u.base), u, True)
+            return UnionRef(f"({st.base} + _idx({idx.code}, {st.depth}, "
+                            f"{self.err['StackOutOfBounds']}) * {st.stride})", st.unions[0], False)
+        if op == "access_union_header":
+            u = self.union(left, ctx)
+            if not isinstance(right, int) or not 0 <= right < len(u.info.members):
+                raise ProgramError(f"union member offset {right!r} out of range in {ctx.where}")
+            return u.member(right)
         if op == "last_stack_index":
-            st = self.stack(right, ctx).info
+            st = self.stack(right, ctx, unions=None).info
             return Data(f"(F[{st.next_slot}] - 1)")
         if op == "size_stack":
-            st = self.stack(right, ctx).info
+            st = self.stack(right, ctx, unions=None).info
             return Data(f"F[{st.next_slot}]", st.depth.bit_length())
         if op == "access_field":
             h = self.header(left, ctx)
             fs = self._field_at(h, right, ctx)
-            return Data(f"F[{h.slot(int(right))}]", None if fs.signed else fs.width)
+            return Data(f"F[{h.slot(int(right))}]", None if fs.signed or fs.varbit else fs.width)
         raise UnsupportedConstruct(f"expression operator '{op}' in {ctx.where}")
 
     def _arith(self, op: str, left: Any, right: Any, ctx: Ctx) -> Data:
@@ -377,12 +476,34 @@ class ExprCompiler:
         x = self.data(inner["left"], ctx)
         return Data(f"_shlm({x.code}, {amount.code}, {mask.const})", mask.const.bit_length())
 
+    def _ternary(self, c: Bool, a: Value, b: Value, ctx: Ctx) -> Value:
+        """``c ? a : b`` on data, booleans, headers or unions (bmv2 evaluates one side)."""
+        pick = f"if {c.code} else"
+        if isinstance(a, Data) and isinstance(b, Data):
+            return Data(f"({a.code} {pick} {b.code})", _both(a.bits, b.bits, max))
+        if isinstance(a, Bool) and isinstance(b, Bool):
+            return Bool(f"({a.code} {pick} {b.code})")
+        if isinstance(a, HeaderRef) and isinstance(b, HeaderRef):
+            if _header_layout(a.info) != _header_layout(b.info):
+                raise ProgramError(f"'?' between headers of different types in {ctx.where}")
+            return HeaderRef(f"({a.slot(0)} {pick} {b.slot(0)})", a.info, False)
+        if isinstance(a, UnionRef) and isinstance(b, UnionRef):
+            if [_header_layout(m) for m in a.info.members] != \
+                    [_header_layout(m) for m in b.info.members]:
+                raise ProgramError(f"'?' between unions of different types in {ctx.where}")
+            return UnionRef(f"({a.base} {pick} {b.base})", a.info, False)
+        raise UnsupportedConstruct(f"'?' between a {type(a).__name__} and a {type(b).__name__} "
+                                   f"in {ctx.where}")
+
     def _equality(self, op: str, left: Any, right: Any, ctx: Ctx) -> Bool:
         a, b = self.value(left, ctx), self.value(right, ctx)
+        if isinstance(a, UnionRef) and isinstance(b, UnionRef):
+            if [m.type_name for m in a.info.members] != [m.type_name for m in b.info.members]:
+                return Bool("False" if op == "==" else "True")
+            code = f"_union_eq(F, {a.base}, {b.base}, {a.layout()})"
+            return Bool(code if op == "==" else f"(not {code})")
         if isinstance(a, HeaderRef) and isinstance(b, HeaderRef):
-            same = [(f.width, f.signed) for f in a.info.fields] == \
-                   [(f.width, f.signed) for f in b.info.fields]
-            if not same:
+            if a.info.type_name != b.info.type_name:  # bmv2 compares header type ids
                 return Bool("False" if op == "==" else "True")
             code = f"_hdr_eq(F, {a.slot(0)}, {b.slot(0)}, {a.info.nfields}, " \
                    f"{a.valid().code}, {b.valid().code})"
@@ -416,6 +537,11 @@ class ExprCompiler:
 
 
 _ARITH = {"+", "-", "*", "<<", ">>", "&", "|", "^", "%", "/"}
+
+
+def _header_layout(h: HeaderInfo) -> tuple[Any, ...]:
+    """What two headers must share for one to stand for the other in generated code."""
+    return (tuple((f.width, f.signed) for f in h.fields), h.metadata, h.siblings)
 
 
 def _short(j: Any) -> str:
@@ -500,6 +626,14 @@ def _hdr_eq(F: list[int], a: int, b: int, n: int, va: bool, vb: bool) -> bool:
     return va and vb and F[a:a + n] == F[b:b + n]
 
 
+def _union_eq(F: list[int], a: int, b: int, layout: tuple[tuple[int, int], ...]) -> bool:
+    """bmv2's HeaderUnion::cmp: the same member valid in both, with equal fields."""
+    for off, n in layout:
+        if F[a + off + n]:
+            return bool(F[b + off + n]) and F[a + off:a + off + n] == F[b + off:b + off + n]
+    return False
+
+
 RUNTIME_HELPERS: dict[str, Any] = {
     "_last": _last,
     "_idx": _idx,
@@ -514,4 +648,5 @@ RUNTIME_HELPERS: dict[str, Any] = {
     "_sat_cast": _sat_cast,
     "_peek": _peek,
     "_hdr_eq": _hdr_eq,
+    "_union_eq": _union_eq,
 }

@@ -54,9 +54,10 @@ PURE_CALLS = frozenset({"_chk", "_idx", "_last", "_shl", "_shlm", "_shr", "_mod"
 # Calls that change neither the PHV, registers nor the packet, but must run every time.
 EFFECT_CALLS = frozenset({"_getrandbits", "_randint"})
 # Helpers taking F that read it at the slots given by these arguments.
-F_READERS = {"_hdr_eq": (1, 2), "_push": (1,), "_pop": (1,)}
+F_READERS = {"_hdr_eq": (1, 2), "_union_eq": (1, 2), "_push": (1,), "_pop": (1,),
+             "_union_push": (1,), "_union_pop": (1,), "_swap": (1, 2)}
 # ... and of those, the ones that write nothing.
-F_READ_ONLY = frozenset({"_hdr_eq"})
+F_READ_ONLY = frozenset({"_hdr_eq", "_union_eq"})
 
 Res = tuple[str, Any]  # ('F', slot | '*'), ('G', global container), ('pk', attr), ('L', name)
 F_ANY: Res = ("F", "*")
@@ -1525,7 +1526,7 @@ def program_facts(prog: Program, drop_port: int,
     widths: dict[int, int] = {}
     for h in prog.headers.values():
         for fs in h.fields:
-            if not fs.signed:
+            if not fs.signed and not fs.varbit:  # a varbit's width is only known at run time
                 widths[fs.slot] = fs.width
         widths[h.valid_slot] = 1
     external: set[int] = set()

@@ -1,6 +1,6 @@
 """The P4Runtime protobuf modules, importable whatever protobuf backend is installed.
 
-The ``p4runtime`` 1.6.0 wheel ships pb2 files made by an old protoc that the
+The ``p4runtime`` wheels ship pb2 files made by an old protoc that the
 upb backend of protobuf >= 4 refuses ("Descriptors cannot be created
 directly"). The pure-Python backend still accepts them, so it is selected here
 unless the caller already chose one; this only works if nothing imported

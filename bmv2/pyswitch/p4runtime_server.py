@@ -243,9 +243,11 @@ class P4RuntimeServer:
     """A gRPC server with the P4Runtime service of one switch."""
 
     def __init__(self, dataplane: Dataplane, device_id: int = 0,
-                 address: str = "0.0.0.0:9559") -> None:
+                 address: str = "0.0.0.0:9559",
+                 credentials: grpc.ServerCredentials | None = None) -> None:
         self.dataplane = dataplane
         self.address = address
+        self.credentials = credentials
         self.arbitration = Arbitration()
         self.device = DeviceManager(dataplane, device_id)
         self.servicer = P4RuntimeServicer(self.device, self.arbitration)
@@ -259,9 +261,13 @@ class P4RuntimeServer:
         self.port = 0
 
     def start(self) -> int:
-        """Listen and serve; returns the bound TCP port (useful with port 0)."""
+        """Listen and serve (over TLS with `credentials`); returns the bound TCP
+        port (useful with port 0)."""
         try:
-            self.port = self._server.add_insecure_port(self.address)
+            if self.credentials is None:
+                self.port = self._server.add_insecure_port(self.address)
+            else:
+                self.port = self._server.add_secure_port(self.address, self.credentials)
         except RuntimeError as exc:
             raise OSError(f"cannot listen on {self.address}: {exc}") from exc
         if self.port == 0:

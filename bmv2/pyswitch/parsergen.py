@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import ProgramError, UnsupportedConstruct
-from .expressions import Ctx, ExprCompiler, fit, hexint
+from .expressions import Ctx, ExprCompiler, HeaderRef, fit, hexint
 from .primitives import PrimitiveCompiler
 from .program import HeaderInfo, Program
 
@@ -94,7 +94,10 @@ class ParserGen:
         code += self._transitions(s, ids, ctx)
         return code
 
-    def _extract(self, h: HeaderInfo, base: str | None) -> list[str]:
+    def _extract(self, h: HeaderInfo, base: str | None, ctx: Ctx) -> list[str]:
+        if h.varbit is not None:
+            raise UnsupportedConstruct(f"'extract' of header '{h.name}' with a varbit field "
+                                       f"(bmv2 needs 'extract_VL') in {ctx.where}")
         nb = h.nbytes
         pts = self.err["PacketTooShort"]
         lines = [f"_e = pos + {nb}", "if _e > n:", f"    raise ParserError({pts})",
@@ -109,35 +112,84 @@ class ParserGen:
             if fs.signed:
                 v = f"_sx({v}, {fs.width})"
             vals.append(v)
-        vals.append("1")
-        n = h.nfields + 1
-        if base is None:
-            lines.append(f"F[{h.base}:{h.base + n}] = ({', '.join(vals)},)")
-        else:
-            lines.append(f"F[{base}:{base} + {n}] = ({', '.join(vals)},)")
-        lines.append("pos = _e")
-        return lines
+        return [*lines, *self._store(h, base, vals), "pos = _e"]
+
+    def _store(self, h: HeaderInfo, base: str | None, vals: list[str]) -> list[str]:
+        """Write extracted field values, mark the header valid (union siblings invalid)."""
+        b = str(h.base) if base is None else base
+        ref = HeaderRef(b, h, base is None)
+        return [f"F[{ref.slot(0)}:{ref.slot(len(vals) + 1)}] = ({', '.join(vals)}, 1,)",
+                *ref.set_valid()[1:]]
+
+    def _extract_vl(self, h: HeaderInfo, base: str | None, length: str) -> list[str]:
+        """bmv2's extract_VL: checks in its order, then fields around a varbit of ``length``."""
+        if h.varbit is None:
+            raise ProgramError(f"'extract_VL' of header '{h.name}' without a varbit field")
+        b = str(h.base) if base is None else base
+        ref = HeaderRef(b, h, base is None)
+        width_slot = ref.slot(h.nfields + 1)
+        lines = [f"_w = {length}", "if _w < 0 or _w % 8:",
+                 f"    raise ParserError({self.err['ParserInvalidArgument']})",
+                 f"_t = {h.nbytes} + (F[{width_slot}] >> 3) + (_w >> 3)",
+                 "if n - pos < _t:", f"    raise ParserError({self.err['PacketTooShort']})"]
+        if h.max_bytes:
+            lines += [f"if _t > {h.max_bytes}:",
+                      f"    raise ParserError({self.err['HeaderTooShort']})"]
+        lines += [f"_e = pos + {h.nbytes} + (_w >> 3)", "_v = int.from_bytes(data[pos:_e], 'big')"]
+        vals = []
+        for i, fs in enumerate(h.fields):
+            shift = sum(f.width for f in h.fields[i + 1:])  # the varbit counts 0 here
+            mask = "((1 << _w) - 1)" if i == h.varbit else str(fs.mask)
+            if i < h.varbit:
+                v = f"(_v >> ({shift} + _w)) & {mask}"
+            else:
+                v = f"(_v >> {shift}) & {mask}" if shift else f"_v & {mask}"
+            vals.append(f"_sx({v}, {fs.width})" if fs.signed else v)
+        store = self._store(h, base, vals)
+        return [*lines, *store, f"F[{width_slot}] = _w", "pos = _e"]
+
+    def _extract_op(self, params: list[Any], ctx: Ctx, varbit: bool) -> list[str]:
+        target = params[0]
+
+        def one(h: HeaderInfo, base: str | None) -> list[str]:
+            if not varbit:
+                return self._extract(h, base, ctx)
+            return self._extract_vl(h, base, self.expr.data(params[1], ctx).code)
+
+        kind = target.get("type")
+        if kind == "regular":
+            h = self.prog.header(target["value"], ctx.where)
+            if h.metadata:
+                raise ProgramError(f"extract of metadata '{h.name}' in {ctx.where}")
+            return one(h, None)
+        if kind in ("stack", "union_stack"):
+            if kind == "stack":
+                st = self.prog.stack(target["value"], ctx.where)
+                h, off = st.headers[0], 0
+            else:
+                st = self.prog.union_stack(target["value"][0], ctx.where)
+                assert st.unions is not None
+                found = st.unions[0].member(target["value"][1])
+                if found is None:
+                    raise ProgramError(f"no member '{target['value'][1]}' in union stack "
+                                       f"'{st.name}' in {ctx.where}")
+                h = found[1]
+                off = h.base - st.base
+            return [f"if F[{st.next_slot}] >= {st.depth}:",
+                    f"    raise ParserError({self.err['StackOutOfBounds']})",
+                    f"_b = {st.base + off} + F[{st.next_slot}] * {st.stride}",
+                    *one(h, "_b"), f"F[{st.next_slot}] += 1"]
+        raise UnsupportedConstruct(f"extract of type '{kind}' in {ctx.where}")
 
     def _parser_op(self, op: dict[str, Any], ctx: Ctx) -> list[str]:
         kind = op.get("op")
         params = op.get("parameters", [])
         pts = self.err["PacketTooShort"]
-        if kind == "extract":
-            target = params[0]
-            if target.get("type") == "regular":
-                h = self.prog.header(target["value"], ctx.where)
-                if h.metadata:
-                    raise ProgramError(f"extract of metadata '{h.name}' in {ctx.where}")
-                return self._extract(h, None)
-            if target.get("type") == "stack":
-                st = self.prog.stack(target["value"], ctx.where)
-                return [f"if F[{st.next_slot}] >= {st.depth}:",
-                        f"    raise ParserError({self.err['StackOutOfBounds']})",
-                        f"_b = {st.base} + F[{st.next_slot}] * {st.stride}",
-                        *self._extract(st.headers[0], "_b"),
-                        f"F[{st.next_slot}] += 1"]
-            raise UnsupportedConstruct(f"extract of type '{target.get('type')}' in {ctx.where}")
+        if kind in ("extract", "extract_VL"):
+            return self._extract_op(params, ctx, kind == "extract_VL")
         if kind == "set":
+            if self.expr.any_lvalue(params[0], ctx).width == 0:
+                return self.prims.assign_vl(params[0], params[1], ctx)
             dst = self.expr.lvalue(params[0], ctx)
             src = params[1]
             lines: list[str] = []
@@ -166,11 +218,16 @@ class ParserGen:
         t = k.get("type")
         if t == "field":
             fs = self.prog.field_slot(k["value"][0], k["value"][1], ctx.where)
+            if fs.varbit:
+                raise UnsupportedConstruct(f"select on varbit field '{fs.name}' in {ctx.where}")
             return _field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width
         if t == "stack_field":
             d = self.expr.data(k, ctx)
             _st, fs, _off = self.expr.stack_field(k["value"], ctx)
             return _field_value(d.code, fs.width, fs.signed), fs.width
+        if t == "union_stack_field":
+            slot, fs = self.expr.union_stack_field(k["value"], ctx)
+            return _field_value(f"F[{slot}]", fs.width, fs.signed), fs.width
         if t == "lookahead":
             off, width = int(k["value"][0]), int(k["value"][1])
             return f"_peek(data, pos, {off}, {width})", width

@@ -12,14 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import ProgramError, UnsupportedConstruct
-from .expressions import Bool, Ctx, Data, ExprCompiler, fit
+from .expressions import Bool, Ctx, Data, ExprCompiler, HeaderRef, UnionRef, fit
 from .program import Program
 
 Handler = Callable[["PrimitiveCompiler", list[Any], Ctx], list[str]]
 
 _ARITY = {
-    "assign": 2, "modify_field": 2, "assign_header": 2, "copy_header": 2,
-    "assign_header_stack": 2, "push": 2, "pop": 2, "add_header": 1, "add_header_fast": 1,
+    "assign": 2, "modify_field": 2, "assign_header": 2, "copy_header": 2, "assign_VL": 2,
+    "assign_union": 2, "assign_union_stack": 2, "assign_header_stack": 2, "push": 2, "pop": 2,
+    "add_header": 1, "add_header_fast": 1,
     "remove_header": 1, "mark_to_drop": 1, "drop": 0, "no_op": 0, "exit": 0,
     "add_to_field": 2, "subtract_from_field": 2, "add": 3, "subtract": 3, "bit_xor": 3,
     "bit_or": 3, "bit_and": 3, "shift_left": 3, "shift_right": 3,
@@ -125,20 +126,75 @@ class PrimitiveCompiler:
         val = self.expr.data(src, ctx)
         return [f"F[{lv.slot}] = {fit(val, lv.width, lv.signed)}"]
 
+    def assign_vl(self, dst_j: Any, src_j: Any, ctx: Ctx) -> list[str]:
+        """bmv2's assign_VL: the varbit field takes the value and the width of the source."""
+        dst, src = self._varbit(dst_j, ctx), self._varbit(src_j, ctx)
+        return [f"F[{dst[1]}] = F[{src[1]}]", f"F[{dst[0]}] = F[{src[0]}]"]
+
+    def _varbit(self, j: Any, ctx: Ctx) -> tuple[str, str]:
+        """(value slot, width slot) code of a varbit field reference."""
+        lv = self.expr.any_lvalue(j, ctx)
+        if lv.width != 0:
+            raise ProgramError(f"assign_VL on a field that is not varbit in {ctx.where}")
+        if isinstance(j, dict) and j.get("type") == "field":
+            fs = self.expr.prog.field_slot(j["value"][0], j["value"][1], ctx.where)
+            h = self.prog.headers[fs.header]
+            return str(fs.slot), str(h.valid_slot + 1)
+        v = j.get("value") if isinstance(j, dict) else None
+        if isinstance(v, dict) and v.get("op") == "access_field":
+            h_ref = self.expr.header(v["left"], ctx)
+            return lv.slot, h_ref.slot(h_ref.info.nfields + 1)
+        raise UnsupportedConstruct(f"varbit operand {j!r} in {ctx.where}")
+
+    def _assign_vl(self, params: list[Any], ctx: Ctx) -> list[str]:
+        return self.assign_vl(params[0], params[1], ctx)
+
     def _assign_header(self, params: list[Any], ctx: Ctx) -> list[str]:
         dst = self.expr.header(params[0], ctx)
         src = self.expr.header(params[1], ctx)
+        return self.copy_header(dst, src, ctx)
+
+    def copy_header(self, dst: HeaderRef, src: HeaderRef, ctx: Ctx) -> list[str]:
+        """bmv2's assign_header: copy fields and validity (varbit width included)."""
         if [(f.width, f.signed) for f in dst.info.fields] != \
                 [(f.width, f.signed) for f in src.info.fields]:
             raise ProgramError(f"assign_header between different header types in {ctx.where}")
         n = dst.info.nfields
         lines = ["_d = " + dst.slot(0), "_s = " + src.slot(0)]
-        copy = f"F[_d:_d + {n}] = F[_s:_s + {n}]"
+        copy = [f"F[_d:_d + {n}] = F[_s:_s + {n}]"]
+        if dst.info.varbit is not None:
+            copy.append(f"F[_d + {n + 1}] = F[_s + {n + 1}]")
+        copy += HeaderRef("_d", dst.info, False).set_valid()
         valid = src.valid()
         if valid.code == "True":
-            return [*lines, copy, f"F[_d + {n}] = 1"]
-        return [*lines, f"if F[_s + {n}]:", f"    {copy}", f"    F[_d + {n}] = 1",
+            return [*lines, *copy]
+        return [*lines, f"if F[_s + {n}]:", *("    " + x for x in copy),
                 "else:", f"    F[_d + {n}] = 0"]
+
+    def _assign_union(self, params: list[Any], ctx: Ctx) -> list[str]:
+        dst = self.expr.union(params[0], ctx)
+        src = self.expr.union(params[1], ctx)
+        return self._copy_union(dst, src, ctx)
+
+    def _copy_union(self, dst: UnionRef, src: UnionRef, ctx: Ctx) -> list[str]:
+        if len(dst.info.members) != len(src.info.members):
+            raise ProgramError(f"assign_union between different union types in {ctx.where}")
+        lines: list[str] = []
+        for i in range(len(dst.info.members)):
+            lines += self.copy_header(dst.member(i), src.member(i), ctx)
+        return lines
+
+    def _assign_union_stack(self, params: list[Any], ctx: Ctx) -> list[str]:
+        dst = self.expr.stack(params[0], ctx, unions=True).info
+        src = self.expr.stack(params[1], ctx, unions=True).info
+        assert dst.unions is not None and src.unions is not None
+        if dst.depth != src.depth:
+            raise ProgramError(f"assign_union_stack between different stacks in {ctx.where}")
+        lines = [f"F[{dst.next_slot}] = F[{src.next_slot}]"]
+        for d, s in zip(dst.unions, src.unions, strict=True):
+            lines += self._copy_union(UnionRef(str(d.base), d, True),
+                                      UnionRef(str(s.base), s, True), ctx)
+        return lines
 
     def _assign_header_stack(self, params: list[Any], ctx: Ctx) -> list[str]:
         dst = self.expr.stack(params[0], ctx).info
@@ -151,23 +207,23 @@ class PrimitiveCompiler:
 
     def _add_header(self, params: list[Any], ctx: Ctx) -> list[str]:
         h = self.expr.header(params[0], ctx)
-        if h.static and h.info.metadata:
+        if h.info.metadata:
             return ["pass"]
         n = h.info.nfields
+        ref = HeaderRef("_b", h.info, False)
         return [f"_b = {h.slot(0)}", f"if not F[_b + {n}]:",
-                f"    F[_b:_b + {n}] = ZEROS[:{n}]", f"    F[_b + {n}] = 1",
-                f"    pk.plen += {h.info.nbytes}"]
+                f"    F[_b:_b + {n}] = ZEROS[:{n}]", *("    " + x for x in ref.set_valid()),
+                f"    pk.plen += {ref.nbytes()}"]
 
     def _add_header_fast(self, params: list[Any], ctx: Ctx) -> list[str]:
-        h = self.expr.header(params[0], ctx)
-        return [f"F[{h.slot(h.info.nfields)}] = 1"]
+        return self.expr.header(params[0], ctx).set_valid()
 
     def _remove_header(self, params: list[Any], ctx: Ctx) -> list[str]:
         h = self.expr.header(params[0], ctx)
         vslot = h.slot(h.info.nfields)
         if h.static and h.info.metadata:
-            return [f"pk.plen -= {h.info.nbytes}", f"F[{vslot}] = 0"]
-        return [f"if F[{vslot}]:", f"    pk.plen -= {h.info.nbytes}", f"    F[{vslot}] = 0"]
+            return [f"pk.plen -= {h.nbytes()}", f"F[{vslot}] = 0"]
+        return [f"if F[{vslot}]:", f"    pk.plen -= {h.nbytes()}", f"    F[{vslot}] = 0"]
 
     def _mark_to_drop(self, params: list[Any], ctx: Ctx) -> list[str]:
         h = self.expr.header(params[0], ctx)
@@ -294,9 +350,13 @@ def _accumulate(op: str) -> Handler:
 
 def _push_pop(fn: str) -> Handler:
     def handler(self: PrimitiveCompiler, params: list[Any], ctx: Ctx) -> list[str]:
-        st = self.expr.stack(params[0], ctx).info
+        st = self.expr.stack(params[0], ctx, unions=None).info
         num = self.expr.data(params[1], ctx)
-        return [f"{fn}(F, {st.base}, {st.stride}, {st.depth}, {st.next_slot}, {num.code})"]
+        if st.unions is not None:
+            return [f"_union{fn}(F, {st.base}, {st.stride}, {st.depth}, {st.next_slot}, "
+                    f"{num.code})"]
+        return [f"{fn}(F, {st.base}, {st.stride}, {st.depth}, {st.next_slot}, {num.code}, "
+                f"{st.valid_offset})"]
     return handler
 
 
@@ -305,6 +365,9 @@ _HANDLERS: dict[str, Handler] = {
     "modify_field": PrimitiveCompiler._assign,
     "assign_header": PrimitiveCompiler._assign_header,
     "copy_header": PrimitiveCompiler._assign_header,
+    "assign_VL": PrimitiveCompiler._assign_vl,
+    "assign_union": PrimitiveCompiler._assign_union,
+    "assign_union_stack": PrimitiveCompiler._assign_union_stack,
     "assign_header_stack": PrimitiveCompiler._assign_header_stack,
     "push": _push_pop("_push"),
     "pop": _push_pop("_pop"),
@@ -340,7 +403,8 @@ _HANDLERS: dict[str, Handler] = {
 }
 
 
-def _push(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int) -> None:
+def _push(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int,
+          voff: int) -> None:
     """P4_16 push_front(num): shift elements up, the first num become invalid."""
     if num <= 0:
         return
@@ -348,11 +412,12 @@ def _push(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int) 
     end = base + depth * stride
     F[base + num * stride:end] = F[base:end - num * stride]
     for i in range(num):
-        F[base + i * stride + stride - 1] = 0
+        F[base + i * stride + voff] = 0
     F[nxt] = min(depth, F[nxt] + num)
 
 
-def _pop(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int) -> None:
+def _pop(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int,
+         voff: int) -> None:
     """P4_16 pop_front(num): shift elements down, the last num become invalid."""
     if num <= 0:
         return
@@ -360,8 +425,32 @@ def _pop(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int) -
     end = base + depth * stride
     F[base:end - num * stride] = F[base + num * stride:end]
     for i in range(depth - num, depth):
-        F[base + i * stride + stride - 1] = 0
+        F[base + i * stride + voff] = 0
     F[nxt] -= min(F[nxt], num)
 
 
-STACK_HELPERS = {"_push": _push, "_pop": _pop}
+def _swap(F: list[int], a: int, b: int, n: int) -> None:
+    F[a:a + n], F[b:b + n] = F[b:b + n], F[a:a + n]
+
+
+def _union_push(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int) -> None:
+    """push_front on a union stack as bmv2 does it: swaps only (marking a union invalid is a
+    no-op in bmv2, so the elements pushed in keep what was swapped into them)."""
+    if num <= 0:
+        return
+    F[nxt] = min(depth, F[nxt] + num)
+    for i in range(depth - 1, num - 1, -1):
+        _swap(F, base + i * stride, base + (i - num) * stride, stride)
+
+
+def _union_pop(F: list[int], base: int, stride: int, depth: int, nxt: int, num: int) -> None:
+    """pop_front on a union stack as bmv2 does it: swaps only (see _union_push)."""
+    if num <= 0:
+        return
+    F[nxt] -= min(F[nxt], num)
+    for i in range(depth - num):
+        _swap(F, base + i * stride, base + (i + num) * stride, stride)
+
+
+STACK_HELPERS = {"_push": _push, "_pop": _pop, "_union_push": _union_push,
+                 "_union_pop": _union_pop}

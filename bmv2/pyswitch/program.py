@@ -2,10 +2,13 @@
 
 The packet header vector of a packet is one flat Python list of ints. Every
 header instance owns ``len(fields) + 1`` consecutive slots: its fields in
-order, then its validity bit (the ``$valid$`` hidden field). Metadata headers
-come first, so that resetting metadata is one slice assignment; the members of
-a header stack are consecutive (so ``stack[i]`` is ``base + i * stride``); the
-``next`` counter of each stack is one slot after all headers.
+order, then its validity bit (the ``$valid$`` hidden field); a header with a
+variable-length (varbit) field owns one more, the current bit width of that
+field (bmv2 keeps it per instance). Metadata headers come first, so that
+resetting metadata is one slice assignment; the members of a header stack are
+consecutive (so ``stack[i]`` is ``base + i * stride``), so are the members of a
+header union and the unions of a union stack; the ``next`` counter of each
+stack is one slot after all headers.
 """
 
 from __future__ import annotations
@@ -18,13 +21,18 @@ from .errors import ProgramError, UnsupportedConstruct
 
 @dataclass(slots=True)
 class FieldSlot:
-    """Where a field lives in the PHV and how wide it is."""
+    """Where a field lives in the PHV and how wide it is (``width`` 0: varbit)."""
 
     name: str
     slot: int
     width: int
     signed: bool
     header: str
+
+    @property
+    def varbit(self) -> bool:
+        """True for the variable-length field of a header."""
+        return self.width == 0
 
     @property
     def mask(self) -> int:
@@ -44,6 +52,10 @@ class HeaderInfo:
     fields: list[FieldSlot]
     nbits: int
     stack: str | None = None
+    varbit: int | None = None
+    max_bytes: int = 0
+    union: str | None = None
+    siblings: tuple[int, ...] = ()
 
     @property
     def nfields(self) -> int:
@@ -56,19 +68,52 @@ class HeaderInfo:
         return self.base + len(self.fields)
 
     @property
+    def nslots(self) -> int:
+        """Slots of the header: fields, validity, and the varbit width if any."""
+        return len(self.fields) + (1 if self.varbit is None else 2)
+
+    @property
     def nbytes(self) -> int:
-        """Size on the wire."""
+        """Size on the wire (without the varbit field)."""
         return self.nbits // 8
 
 
 @dataclass(slots=True)
+class UnionInfo:
+    """A header union: its member headers, consecutive in the PHV."""
+
+    name: str
+    id: int
+    members: list[HeaderInfo]
+    stack: str | None = None
+
+    @property
+    def base(self) -> int:
+        """Slot of the first member."""
+        return self.members[0].base
+
+    @property
+    def nslots(self) -> int:
+        """Slots of all members."""
+        return sum(m.nslots for m in self.members)
+
+    def member(self, name: str) -> tuple[int, HeaderInfo] | None:
+        """(index, header) of the member called ``name`` (as in the union type)."""
+        for i, m in enumerate(self.members):
+            if m.name.rsplit(".", 1)[-1] == name:
+                return i, m
+        return None
+
+
+@dataclass(slots=True)
 class StackInfo:
-    """A header stack: consecutive headers of one type."""
+    """A header stack (consecutive headers of one type) or a header union stack."""
 
     name: str
     id: int
     headers: list[HeaderInfo]
     next_slot: int
+    unions: list[UnionInfo] | None = None
 
     @property
     def base(self) -> int:
@@ -78,12 +123,17 @@ class StackInfo:
     @property
     def stride(self) -> int:
         """Slots per element."""
-        return self.headers[0].nfields + 1
+        return self.unions[0].nslots if self.unions else self.headers[0].nslots
 
     @property
     def depth(self) -> int:
         """Number of elements."""
-        return len(self.headers)
+        return len(self.unions) if self.unions else len(self.headers)
+
+    @property
+    def valid_offset(self) -> int:
+        """Offset of the validity bit in an element of a header stack."""
+        return self.headers[0].nfields
 
 
 @dataclass(slots=True)
@@ -124,6 +174,8 @@ class Program:
     json: dict[str, Any]
     headers: dict[str, HeaderInfo] = field(default_factory=dict)
     stacks: dict[str, StackInfo] = field(default_factory=dict)
+    unions: dict[str, UnionInfo] = field(default_factory=dict)
+    union_stacks: dict[str, StackInfo] = field(default_factory=dict)
     fields: dict[str, FieldSlot] = field(default_factory=dict)
     nslots: int = 0
     meta_slots: int = 0
@@ -160,14 +212,26 @@ class Program:
             raise ProgramError(f"unknown header stack '{name}' in {where}")
         return s
 
+    def union(self, name: str, where: str) -> UnionInfo:
+        """A header union by name."""
+        u = self.unions.get(name)
+        if u is None:
+            raise ProgramError(f"unknown header union '{name}' in {where}")
+        return u
+
+    def union_stack(self, name: str, where: str) -> StackInfo:
+        """A header union stack by name."""
+        s = self.union_stacks.get(name)
+        if s is None:
+            raise ProgramError(f"unknown header union stack '{name}' in {where}")
+        return s
+
     def optional_field(self, name: str) -> FieldSlot | None:
         """A field by full name or alias, None when the program has no such field."""
         return self.fields.get(name)
 
 
 _EMPTY_REQUIRED = {
-    "header_unions": "header unions",
-    "header_union_stacks": "header union stacks",
     "parse_vsets": "parser value sets",
     "meter_arrays": "meters",
     "extern_instances": "extern instances",
@@ -201,44 +265,67 @@ def load_program(j: dict[str, Any]) -> Program:
     return prog
 
 
-def _layout(prog: Program, j: dict[str, Any]) -> None:
+def _header_types(prog: Program, j: dict[str, Any]) -> dict[str, int]:
+    """Field lists of the header types; returns type name -> max bytes of varbit types."""
     types: dict[str, list[tuple[str, int, bool]]] = {}
+    max_bytes: dict[str, int] = {}
     for ht in j.get("header_types", []):
         fields = []
         for f in ht["fields"]:
             fname, width = f[0], f[1]
             signed = bool(f[2]) if len(f) > 2 else False
-            if not isinstance(width, int):
-                raise UnsupportedConstruct(
-                    f"variable-length field '{fname}' in header type '{ht['name']}'")
-            if width <= 0:
+            if width == "*":
+                if ht["name"] in max_bytes:
+                    raise ProgramError(f"header type '{ht['name']}' has two varbit fields")
+                if signed:
+                    raise UnsupportedConstruct(f"signed varbit field '{fname}' in header type "
+                                               f"'{ht['name']}'")
+                max_bytes[ht["name"]] = int(ht.get("max_length") or 0)
+                width = 0
+            elif not isinstance(width, int) or isinstance(width, bool):
+                raise ProgramError(f"field '{fname}' of '{ht['name']}' has width {width!r}")
+            elif width <= 0:
                 raise ProgramError(f"field '{fname}' of '{ht['name']}' has width {width}")
             fields.append((fname, width, signed))
-        if "length_exp" in ht and ht["length_exp"] is not None:
-            raise UnsupportedConstruct(f"variable-length header type '{ht['name']}'")
+        if ht.get("length_exp") is not None:
+            raise UnsupportedConstruct(f"header length expression (length_exp) in header type "
+                                       f"'{ht['name']}'")
         types[ht["name"]] = fields
     prog.header_types = types
+    return max_bytes
 
+
+def _placement_order(j: dict[str, Any]) -> list[dict[str, Any]]:
+    """Headers in PHV order: metadata, then each header with its stack, union or union stack."""
     raw_headers = j.get("headers", [])
     by_id = {h["id"]: h for h in raw_headers}
-    stack_of: dict[int, dict[str, Any]] = {}
+    group_of: dict[int, list[int]] = {}
+    unions = {u["id"]: u for u in j.get("header_unions", [])}
     for st in j.get("header_stacks", []):
         for hid in st["header_ids"]:
-            stack_of[hid] = st
+            group_of[hid] = st["header_ids"]
+    for u in unions.values():
+        for hid in u["header_ids"]:
+            group_of[hid] = u["header_ids"]
+    for us in j.get("header_union_stacks", []):
+        members = [hid for uid in us["header_union_ids"] for hid in unions[uid]["header_ids"]]
+        for hid in members:
+            group_of[hid] = members
     order: list[dict[str, Any]] = [h for h in raw_headers if h.get("metadata")]
     placed = {h["id"] for h in order}
     for h in raw_headers:
-        if h["id"] in placed:
-            continue
-        st = stack_of.get(h["id"])
-        members = [by_id[i] for i in st["header_ids"]] if st else [h]
-        for m in members:
-            if m["id"] not in placed:
-                order.append(m)
-                placed.add(m["id"])
+        for hid in group_of.get(h["id"], [h["id"]]):
+            if hid not in placed:
+                order.append(by_id[hid])
+                placed.add(hid)
+    return order
 
+
+def _layout(prog: Program, j: dict[str, Any]) -> None:
+    max_bytes = _header_types(prog, j)
+    types = prog.header_types
     slot = 0
-    for h in order:
+    for h in _placement_order(j):
         ftypes = types.get(h["header_type"])
         if ftypes is None:
             raise ProgramError(f"header '{h['name']}' has unknown type '{h['header_type']}'")
@@ -249,12 +336,15 @@ def _layout(prog: Program, j: dict[str, Any]) -> None:
             raise ProgramError(f"header '{h['name']}' is {nbits} bits, not a whole number of bytes")
         info = HeaderInfo(h["name"], h["id"], h["header_type"], bool(h.get("metadata")), slot,
                           fslots, nbits)
+        if h["header_type"] in max_bytes:  # also metadata: p4c's local varbit variables
+            info.varbit = next(i for i, f in enumerate(fslots) if f.varbit)
+            info.max_bytes = max_bytes[h["header_type"]]
         prog.headers[info.name] = info
         for fs in fslots:
             prog.fields[fs.name] = fs
         prog.fields[f"{info.name}.$valid$"] = FieldSlot(
             f"{info.name}.$valid$", info.valid_slot, 1, False, info.name)
-        slot += len(fslots) + 1
+        slot += info.nslots
         if h.get("metadata"):
             prog.meta_slots = slot
 
@@ -263,9 +353,29 @@ def _layout(prog: Program, j: dict[str, Any]) -> None:
         members = [ids[i] for i in st["header_ids"]]
         for k, m in enumerate(members):
             m.stack = st["name"]
-            if m.base != members[0].base + k * (members[0].nfields + 1):
+            if m.base != members[0].base + k * members[0].nslots:
                 raise ProgramError(f"internal layout error for stack '{st['name']}'")
         prog.stacks[st["name"]] = StackInfo(st["name"], st["id"], members, slot)
+        slot += 1
+    union_ids: dict[int, UnionInfo] = {}
+    for u in j.get("header_unions", []):
+        members = [ids[i] for i in u["header_ids"]]
+        for k, m in enumerate(members):
+            if m.metadata or m.base != members[0].base + sum(x.nslots for x in members[:k]):
+                raise ProgramError(f"internal layout error for union '{u['name']}'")
+            m.union = u["name"]
+            m.siblings = tuple(o.valid_slot - m.base for o in members if o is not m)
+        info_u = UnionInfo(u["name"], u["id"], members)
+        prog.unions[u["name"]] = union_ids[u["id"]] = info_u
+    for us in j.get("header_union_stacks", []):
+        elems = [union_ids[i] for i in us["header_union_ids"]]
+        for k, e in enumerate(elems):
+            e.stack = us["name"]
+            if e.base != elems[0].base + k * elems[0].nslots or \
+                    [m.type_name for m in e.members] != [m.type_name for m in elems[0].members]:
+                raise ProgramError(f"internal layout error for union stack '{us['name']}'")
+        prog.union_stacks[us["name"]] = StackInfo(us["name"], us["id"], elems[0].members, slot,
+                                                  elems)
         slot += 1
     prog.nslots = slot
 

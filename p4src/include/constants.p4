@@ -24,6 +24,7 @@
 
 /* --- ports and replication ----------------------------------------------- */
 const bit<9>  CPU_PORT = 255;               /* simple_switch_grpc --cpu-port 255 */
+#define MAX_PORTS 512                       /* per-port counters: bit<9> port numbers */
 const bit<16> REPLAY_UDP_PORT = 45000;
 
 /* SAMPLE n from port p is multicast to group sample_replication[p] + n, whose
@@ -33,6 +34,11 @@ const bit<16> REPLAY_UDP_PORT = 45000;
  * clearing one slot; the last one recirculates for the next round. */
 const bit<16> RESET_GROUP = 255;
 const bit<32> RESET_FANOUT = 64;            /* divides NUM_SLOTS; fits bmv2's 64-deep queue */
+
+/* A SAMPLE draw that lands on a slot whose record is not written yet (stamp
+ * 0: an INSERT on another egress thread has claimed it and not finished) is
+ * drawn again, at most this many times; then it is answered as it stands. */
+const bit<8> EMPTY_SLOT_REDRAWS = 3;
 
 /* --- lengths and numbers of the headers we parse and build ---------------- */
 const bit<16> ETHERTYPE_IPV4 = 0x0800;

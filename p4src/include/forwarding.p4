@@ -5,6 +5,40 @@
 #ifndef REPLAY_FORWARDING_P4
 #define REPLAY_FORWARDING_P4
 
+/* A host's addresses are bound to its switch port: an IPv4 packet whose
+ * (port, source MAC, source IPv4) the controller did not install is dropped
+ * and counted per port, before any other table sees it, so a host that forges
+ * another's address gains nothing (replay ACL, broadcast) and can spoof no one.
+ * The CPU port and recirculated passes are exempt. */
+control SourceGuard(inout headers_t hdr,
+                    inout metadata_t meta,
+                    inout standard_metadata_t std) {
+    counter(MAX_PORTS, CounterType.packets) forged_sources;
+
+    action bound() { }
+
+    action forged() {
+        forged_sources.count((bit<32>)std.ingress_port);
+        mark_to_drop(std);
+        meta.dropped = 1;
+    }
+
+    table source_guard {
+        key = {
+            std.ingress_port      : exact;
+            hdr.ethernet.src_addr : exact;
+            hdr.ipv4.src_addr     : exact;
+        }
+        actions = { bound; forged; }
+        default_action = forged();
+        size = 1024;
+    }
+
+    apply {
+        source_guard.apply();
+    }
+}
+
 /* IPv4 forwarding by table entries the controller installs. Packets are sent
  * untouched (no TTL or MAC rewrite): hosts learn each other's real MACs from
  * the ARP responder. ipv4_lpm also carries the broadcast group address, whose
@@ -31,8 +65,30 @@ control Ipv4Forwarding(inout headers_t hdr,
         size = 1024;
     }
 
+    counter(MAX_PORTS, CounterType.packets) refused_broadcasts;
+
+    action may_broadcast() { }
+
+    action may_not_broadcast() {
+        refused_broadcasts.count((bit<32>)std.ingress_port);
+        std.mcast_grp = 0;
+        mark_to_drop(std);
+    }
+
+    /* Only the Learner's port may send to the weight-broadcast address. */
+    table broadcast_senders {
+        key = { std.ingress_port : exact; }
+        actions = { may_broadcast; may_not_broadcast; }
+        default_action = may_not_broadcast();
+        size = 64;
+    }
+
     apply {
-        ipv4_lpm.apply();
+        switch (ipv4_lpm.apply().action_run) {
+            broadcast: {
+                broadcast_senders.apply();
+            }
+        }
     }
 }
 

@@ -118,8 +118,10 @@ struct metadata_t {
     @field_list(FL_RECIRC) bit<1>  redraw;      /* this pass draws one SAMPLE reply again */
     @field_list(FL_RECIRC) bit<8>  copy_index;  /* ... namely reply copy_index */
     @field_list(FL_RECIRC) bit<32> reset_base;  /* RESET: first slot of this round */
+    @field_list(FL_RECIRC) bit<8>  redraws;     /* SAMPLE: passes this reply went round */
 
     /* ingress -> egress */
+    bit<1>  dropped;         /* SourceGuard refused the packet */
     bit<1>  is_request;      /* a replay request addressed to the VIP */
     bit<8>  status;          /* admission's verdict; egress may refine it */
     bit<8>  mode;            /* SAMPLE: resolved sampling mode */

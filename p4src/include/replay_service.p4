@@ -23,7 +23,8 @@
  *   SlotStore     slot_record_stamp, payload_w0 .. w15
  *   reply         ReplyBuilder, or drop (no ACK asked, not reply 0 of a refused
  *                 SAMPLE), or recirculate (a SAMPLE reply whose draws all
- *                 overshot, the next RESET round)
+ *                 overshot or that landed on a slot another thread is still
+ *                 writing, the next RESET round)
  *   stats         replay_requests[table, op, status] once per request,
  *                 replay_sampled[table] per experience a SAMPLE returns
  */
@@ -136,14 +137,20 @@ control ReplayService(inout headers_t hdr,
             meta.store_op = 0;
         }
         store.apply(meta, hdr.payload);
+        if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1 && meta.stamp == 0
+            && meta.redraws < EMPTY_SLOT_REDRAWS) {
+            meta.found = 0;                          /* a slot still being written */
+            hdr.payload.setInvalid();
+        }
 
         /* ---- reply, drop or another pass -------------------------------------- */
         bool answer = true;
         bool again = false;
         if (op == OP_SAMPLE) {
             if (meta.status == STATUS_OK && meta.found == 0) {
-                again = true;                        /* every draw overshot */
+                again = true;             /* every draw overshot, or an unwritten slot */
                 meta.redraw = 1;
+                meta.redraws = meta.redraws + 1;
                 meta.copy_index = meta.index;
             } else if (meta.status != STATUS_OK && meta.index != 0) {
                 answer = false;                      /* a refusal answers once */

@@ -7,14 +7,16 @@ import random
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agent import protocol
-from agent.host_server import HostServer, parse_allow
+from agent import launch, protocol
+from agent.host_server import DEFAULT_BURST, HostServer, Pacer, Pacing, parse_allow
 from agent.protocol import PRIORITY_ONE, Message, Mode, Op, Status
-from agent.replay_memory import ALLOW_INSERT, ALLOW_SAMPLE
+from agent.replay_memory import ALLOW_INSERT, ALLOW_SAMPLE, TableConfig
+from agent.server_process import ServerProcess
 from tests.agent.conftest import OUTSIDER, RawPeer
 
 
@@ -143,15 +145,127 @@ def test_entry_point_serves_and_stops_on_sigterm() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "agent.host_server", "--bind", "127.0.0.1",
-                             "--port", str(port), "--capacity", "16", "--allow", "127.0.0.1"],
+                             "--port", str(port), "--capacity", "16", "--allow", "127.0.0.1",
+                             "--rate", "100000", "--burst", "8"],
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().startswith("host replay server on 127.0.0.1:")
+        ready = proc.stdout.readline()
+        assert ready.startswith("host replay server on 127.0.0.1:")
+        assert ready.rstrip().endswith("pacing: 100000 replies/s, bursts of 8")
         peer = RawPeer(("127.0.0.1", port))
         assert peer.request(protocol.insert(0, payload(1), ack=True))[0].ok
+        replies = peer.request(protocol.sample(0, 64, request_id=3), 64)
+        assert [r.index for r in replies] == list(range(64))
         peer.close()
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0 and "table 0 INSERT OK: 1" in out
+    assert "pacing: 100000 replies/s, bursts of 8," in out
+
+
+# --- pacing ------------------------------------------------------------------------------
+
+class FakeClock:
+    """A clock that only moves when slept on (or advanced by the test)."""
+
+    def __init__(self, oversleep: float = 0.0) -> None:
+        self.now = 0.0
+        self.oversleep = oversleep
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds + self.oversleep
+
+
+def send_times(pacer: Pacer, clock: FakeClock, count: int, spacing: float = 0.0) -> list[float]:
+    """When each of `count` replies would leave, `spacing` seconds of work after each."""
+    times = []
+    for _ in range(count):
+        pacer.wait()
+        times.append(clock.now)
+        clock.now += spacing
+    return times
+
+
+def conforms(times: list[float], pacing: Pacing) -> bool:
+    """Token-bucket conformance: any k consecutive replies span >= (k - burst) / rate."""
+    return all(j - i + 1 <= pacing.burst + pacing.rate * (times[j] - times[i]) + 1e-9
+               for i in range(len(times)) for j in range(i, len(times)))
+
+
+def test_pacer_sends_a_burst_then_one_reply_per_token() -> None:
+    clock = FakeClock()
+    pacing = Pacing(rate=1000.0, burst=4)
+    pacer = Pacer(pacing, clock=clock, sleep=clock.sleep)
+    times = send_times(pacer, clock, 10)
+    assert times == pytest.approx([0, 0, 0, 0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006])
+    assert pacer.pauses == 6 and conforms(times, pacing)
+    clock.now += 1.0  # idle: the bucket fills up to `burst`, not beyond
+    times = send_times(pacer, clock, 6)
+    assert times == pytest.approx([1.006] * 4 + [1.007, 1.008])
+
+
+@pytest.mark.parametrize(("rate", "burst", "spacing", "oversleep"), [
+    (20_000.0, 32, 0.0, 0.0),
+    (20_000.0, 32, 20e-6, 0.0),
+    (5_000.0, 8, 30e-6, 150e-6),  # time.sleep overshoots: the bucket absorbs it
+    (50_000.0, 1, 0.0, 60e-6),
+])
+def test_pacer_never_exceeds_rate_and_burst(rate: float, burst: int, spacing: float,
+                                            oversleep: float) -> None:
+    clock = FakeClock(oversleep)
+    pacing = Pacing(rate, burst)
+    times = send_times(Pacer(pacing, clock=clock, sleep=clock.sleep), clock, 300, spacing)
+    assert conforms(times, pacing)
+    assert times[-1] >= (300 - burst) / rate - 1e-9
+
+
+def test_pacer_lets_sparse_replies_through_and_unpaced_never_waits() -> None:
+    clock = FakeClock()
+    pacer = Pacer(Pacing(rate=1000.0, burst=2), clock=clock, sleep=clock.sleep)
+    send_times(pacer, clock, 50, spacing=0.002)  # one reply per 2 ms, under 1000/s
+    assert pacer.pauses == 0 and clock.sleeps == []
+    unpaced = Pacer(Pacing(), clock=clock, sleep=clock.sleep)
+    send_times(unpaced, clock, 300)
+    assert unpaced.pauses == 0 and clock.sleeps == []
+
+
+def test_pacing_parse_and_server_options() -> None:
+    assert Pacing.parse("off") == Pacing() and not Pacing().paced
+    assert Pacing.parse("20000:16") == Pacing(20000.0, 16)
+    assert Pacing.parse("5000") == Pacing(5000.0, DEFAULT_BURST)
+    assert Pacing(20000.0, 16).args() == ["--rate", "20000", "--burst", "16"]
+    assert Pacing().args() == []
+    for p in (Pacing(), Pacing(20000.0, 16), Pacing(2500.5, 1)):
+        assert Pacing.parse(p.spec()) == p
+    for bad in ("0", "-5:4", "100:0", "fast", "inf"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            Pacing.parse(bad)
+    proc = ServerProcess("198.18.0.2", [0], TableConfig(), ["198.18.0.1"], Path("x.log"),
+                         pacing=Pacing(8000.0, 24))
+    assert proc.command()[-4:] == ["--rate", "8000", "--burst", "24"]
+    args = launch.parse_args(["--backend", "host", "--host-pacing", "8000:24"])
+    assert args.host_pacing == Pacing(8000.0, 24)
+    assert launch.parse_args([]).host_pacing == Pacing()
+
+
+def test_paced_server_sends_every_reply_in_index_order(server: HostServer,
+                                                       peer: RawPeer) -> None:
+    clock = FakeClock()  # time stands still: after the burst, every reply waits a token
+    server.pacer = Pacer(Pacing(rate=1e6, burst=4), clock=clock, sleep=clock.sleep)
+    server.service.tables[1].config = TableConfig(capacity=64, max_batch=64,
+                                                  default_mode=Mode.UNIFORM)
+    for i in range(8):
+        peer.request(protocol.insert(1, payload(i), ack=True))
+    assert server.pacer.pauses == 8 - 4
+    replies = peer.request(protocol.sample(1, 40, request_id=9), 40)
+    assert [r.index for r in replies] == list(range(40))
+    assert all(r.ok and r.request_id == 9 for r in replies)
+    assert server.pacer.pauses == 4 + 40  # the bucket stays empty across requests
+    assert peer.none_within()

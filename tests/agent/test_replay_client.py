@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from agent import protocol
+from agent import protocol, replay_client
 from agent.host_server import HostServer
 from agent.protocol import HEADER, Mode, Op, Status
 from agent.replay_client import (
@@ -163,6 +163,7 @@ def test_first_timeout_adapts_per_request_kind(server: HostServer, adaptive: boo
         assert pending.first_timeout == fast
         batch = c.wait(pending)  # the top-up asks for 1 more: its reply is index 0
         assert len(batch) == 4 and c.stats()["retries"] == 1
+        assert c.stats()["lost_replies"] == 1  # reply 2, missing at the first deadline
         if adaptive:
             assert 0.02 <= fast < 0.25
         else:
@@ -181,6 +182,7 @@ def test_replies_that_arrived_while_the_caller_worked_are_not_retried(
         time.sleep(0.2)  # the caller works past the deadline; the replies are waiting
         assert len(c.wait(pending)) == 4
         assert c.stats()["retries"] == 0 and c.stats()["dropped_replies"] == 0
+        assert c.stats()["lost_replies"] == 0
     finally:
         c.close()
 
@@ -196,6 +198,28 @@ def test_partial_batch_is_returned_when_retries_run_out(server: HostServer) -> N
         assert len(batch) == 5 and 2 not in batch.index
         stats = c.stats()
         assert stats["partial_batches"] == 1 and stats["timeouts"] == 1
+        assert stats["lost_replies"] == 1 and stats["retries"] == 0
+    finally:
+        c.close()
+        proxy.close()
+
+
+def test_a_nearly_complete_batch_is_taken_without_a_top_up(server: HostServer) -> None:
+    """partial_ok: a batch with enough of its replies is done once they stop coming,
+    before its timeout, with no top-up."""
+    fill = make_client("inprocess", service=server.service)
+    fill.insert_many(payloads(8))
+    proxy = LossyProxy(server.address,
+                       drop=lambda d, data: d == "down" and _reply_index(data) == 2)
+    c = make_client("host", address=proxy.address,
+                    policy=RetryPolicy(timeout=0.6, retries=3, partial_ok=0.8))
+    try:
+        began = time.monotonic()
+        batch = c.sample(10, Mode.UNIFORM)  # 9/10 >= 0.8
+        assert len(batch) == 9 and 2 not in batch.index
+        assert time.monotonic() - began < 0.4  # partial_gap after the last reply, not 0.6 s
+        stats = c.stats()
+        assert stats["partial_batches"] == 1 and stats["retries"] == 0
     finally:
         c.close()
         proxy.close()
@@ -212,6 +236,7 @@ def test_no_answer_raises_replay_timeout_instead_of_hanging(server: HostServer) 
             c.insert(payloads(1)[0])
         stats = c.stats()
         assert stats["timeouts"] == 2 and stats["retries"] == 4 and stats["inserts"] == 0
+        assert stats["lost_replies"] == 3 * 4 + 3 * 1  # 3 deadlines each: 4 replies, 1 ACK
     finally:
         c.close()
         proxy.close()
@@ -237,3 +262,93 @@ def test_make_client_checks_its_arguments() -> None:
         make_client("inprocess")
     with pytest.raises(ValueError):
         make_client("carrier-pigeon")
+
+
+class SimClock:
+    """Simulated time for the client (its module's `time`) and SerialService."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class SerialService:
+    """A transport to a ReplayService that works on one request at a time, `service_s`
+    simulated seconds each, and sends each request's replies when it is done; requests
+    whose number (1, 2, ...) is in `drop` get no replies."""
+
+    def __init__(self, clock: SimClock, service_s: float, drop: frozenset[int] = frozenset()):
+        self.malformed = 0
+        self.clock = clock
+        self.service_s = service_s
+        self.drop = drop
+        self.received = 0
+        self.busy_until = 0.0
+        self.outbox: list[tuple[float, protocol.Message]] = []
+        self.service = ReplayService(seed=1)
+        self.service.configure(0, TableConfig(min_size=1))
+        self.service.allow("127.0.0.1", 0, ALLOW_ALL)
+        make_client("inprocess", service=self.service).insert_many(payloads(8))
+
+    def send(self, msg: protocol.Message) -> None:
+        self.received += 1
+        self.busy_until = max(self.clock.now, self.busy_until) + self.service_s
+        if self.received not in self.drop:
+            self.outbox += [(self.busy_until, r) for r in self.service.handle(msg, "127.0.0.1")]
+
+    def recv(self, timeout: float) -> protocol.Message | None:
+        if self.outbox and self.outbox[0][0] <= self.clock.now + timeout:
+            due, msg = self.outbox.pop(0)
+            self.clock.now = max(self.clock.now, due)
+            return msg
+        self.clock.now += timeout
+        return None
+
+    def close(self) -> None:
+        self.outbox.clear()
+
+
+def test_requests_queued_behind_others_are_not_retried_early(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SimClock()
+    service = SerialService(clock, service_s=0.06)  # the third answer comes at 0.18 s
+    monkeypatch.setattr(replay_client, "time", clock)
+    c = ReplayClient(service, policy=RetryPolicy(timeout=0.1, retries=3, adaptive=False))
+    pendings = [c.sample_async(4, Mode.UNIFORM) for _ in range(3)]
+    assert [len(c.wait(p)) for p in pendings] == [4, 4, 4]
+    assert clock.now == pytest.approx(0.18)
+    assert c.stats()["retries"] == 0 and c.stats()["lost_replies"] == 0
+    assert service.received == 3
+
+
+def test_a_lost_answer_behind_others_is_still_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SimClock()
+    service = SerialService(clock, service_s=0.06, drop=frozenset({2}))
+    monkeypatch.setattr(replay_client, "time", clock)
+    c = ReplayClient(service, policy=RetryPolicy(timeout=0.1, retries=3, adaptive=False))
+    pendings = [c.sample_async(4, Mode.UNIFORM) for _ in range(3)]
+    assert [len(c.wait(p)) for p in pendings] == [4, 4, 4]
+    # request 2's timer restarted when request 1 was answered (0.06 s), so it expired at
+    # 0.16 s, which restarted request 3's (answered at 0.18 s, before 0.26 s); the top-up
+    # queued behind request 3 and was answered at 0.24 s
+    assert clock.now == pytest.approx(0.24)
+    assert c.stats()["retries"] == 1 and c.stats()["lost_replies"] == 4
+    assert service.received == 4
+
+
+def test_a_dead_service_costs_one_extra_first_wait_not_one_per_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SimClock()
+    service = SerialService(clock, service_s=0.01, drop=frozenset(range(1, 10)))
+    monkeypatch.setattr(replay_client, "time", clock)
+    c = ReplayClient(service, policy=RetryPolicy(timeout=0.1, retries=1, adaptive=False))
+    pendings = [c.sample_async(4, Mode.UNIFORM) for _ in range(4)]
+    for p in pendings:
+        with pytest.raises(ReplayTimeout):
+            c.wait(p)
+    # request 1 times out at 0.1 s and restarts the others' first wait once: they time
+    # out together at 0.2 s, and all give up 0.2 s after their retry
+    assert clock.now == pytest.approx(0.4)
+    assert c.stats()["retries"] == 4 and c.stats()["timeouts"] == 4

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agent import protocol
-from agent.protocol import PRIORITY_ONE, Flag, Message, Mode, Op, Status
+from agent.protocol import PRIORITY_ONE, RESET_FANOUT, Flag, Message, Mode, Op, Status
 from agent.replay_memory import (
     ALLOW_ALL,
     ALLOW_INSERT,
@@ -82,7 +82,8 @@ def test_update_is_stamp_guarded_and_stale_is_counted(svc: ReplayService) -> Non
     for i in range(1, 5):  # overwrite slot 0
         insert(svc, i)
     stale = one(svc, protocol.update(0, first.slot, first.stamp, 9.0, ack=True, request_id=10))
-    assert stale.status == Status.STALE and (stale.size, stale.total) == (0, 0)
+    # a STALE reply reports the table as it is (size, total), as the switch does
+    assert stale.status == Status.STALE and (stale.size, stale.total) == (4, 12 * PRIORITY_ONE)
     assert svc.handle(protocol.update(0, first.slot, first.stamp, 9.0), HOST) == []
     assert svc.count(0, Op.UPDATE, Status.STALE) == 2
     assert svc.tables[0].tree.get(first.slot)[0] == 3 * PRIORITY_ONE  # inherited max
@@ -179,7 +180,7 @@ def test_cpu_ops_snapshot_restore_and_reset(svc: ReplayService) -> None:
     assert (state.slot, state.stamp, state.priority, state.size, state.total) == (
         3, 3, 3 * PRIORITY_ONE, 3, 6 * PRIORITY_ONE)
     done = one(svc, protocol.reset(0), cpu=True)
-    assert (done.index, done.slot, done.size, done.total) == (255, 4095, 0, 0)
+    assert (done.index, done.slot, done.size, done.total) == (RESET_FANOUT - 1, 4095, 0, 0)
     assert one(svc, protocol.get_state(0), cpu=True).size == 0
     for r in snap:
         w = one(svc, protocol.write(0, r.slot, r.stamp, r.priority, r.payload), cpu=True)

@@ -39,6 +39,7 @@ scapy_l2 = pytest.importorskip("scapy.layers.l2")
 PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "build" / "replay.json"
 VIP, HOST, ACTOR, OUTSIDER = "198.18.0.100", "198.18.0.1", "198.18.0.2", "198.18.0.9"
 CPU_PORT, HOST_PORT = 255, 1
+MAC = 0x020000000001  # every request's source MAC
 P = "ReplayIngress."
 E = "ReplayEgress.replay."
 CONFIGS = {
@@ -59,6 +60,9 @@ class SwitchUnderTest:
     def __init__(self) -> None:
         self.sw = pyswitch.Switch.from_json_file(PROGRAM, cpu_port=CPU_PORT, seed=3)
         self.sw.table_add(P + "replay_vip", [ip(VIP)], P + "replay_vip_hit")
+        for src in (HOST, ACTOR, OUTSIDER):  # all three send from HOST_PORT here
+            self.sw.table_add(P + "source.source_guard", [HOST_PORT, MAC, ip(src)],
+                              P + "source.bound")
         for table, c in CONFIGS.items():
             self.sw.table_add(P + "replay.replay_table_config", [table], P + "replay.configure",
                               (int(c.enabled), c.capacity, c.min_size, c.max_batch,

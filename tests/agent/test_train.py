@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,10 @@ def test_inprocess_run_writes_metrics_checkpoint_and_summary(tmp_path: Path,
     assert summary["client"]["samples"] == 32 * summary["learner_steps"]
     rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert len(rows) >= 2 and all(float(r["loss"]) >= 0 for r in rows if r["loss"])
+    # every evaluation shows in its row while training, even one that gave up early
+    during = [r for r in rows[:-1] if int(r["learner_steps"]) % 100 == 0 and r["loss"]]
+    assert during and all(r["eval_return"] and 1 <= int(r["eval_episodes"]) <= 2
+                          for r in during)
     assert (tmp_path / "checkpoint.pt").exists()
     assert json.loads((tmp_path / "summary.json").read_text())["backend"] == "inprocess"
     out = capsys.readouterr().out
@@ -48,3 +54,16 @@ def test_host_backend_with_actor_processes(tmp_path: Path) -> None:
 def test_inprocess_needs_thread_actors(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         run(tmp_path, "--actor-mode", "process", "--max-env-steps", "10")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--env", "NoSuchEnv-v0"], "error: --env NoSuchEnv-v0: Environment `NoSuchEnv` doesn't"),
+    (["--set", "gamma=2"], "error: hyperparameter gamma=2.0: must be in (0, 1]"),
+])
+def test_bad_environment_or_settings_are_one_line_before_anything_starts(
+        tmp_path: Path, args: list[str], message: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "agent.train", "--run-dir",
+                           str(tmp_path / "run"), *args], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and not (tmp_path / "run").exists()

@@ -12,6 +12,7 @@ import pytest
 from agent import bench
 from agent.benchmarks import report
 from agent.benchmarks.harness import Budget, medians, ratios, run_rounds
+from agent.benchmarks.pacing import LADDER
 from agent.benchmarks.replay_ops import MODES
 from agent.benchmarks.training import TrainingJob, TrainingResult, parse_summary, read_curve
 from bmv2.netns import have_netns
@@ -19,7 +20,7 @@ from bmv2.netns import have_netns
 TINY = ["--rounds", "1", "--inserts", "3", "--insert-rate", "8", "--sample-reps", "2",
         "--updates", "8", "--batch-sizes", "1,4", "--forward-packets", "50",
         "--forward-pings", "20", "--op-seconds", "1", "--forward-seconds", "1",
-        "--budget-seconds", "60"]
+        "--budget-seconds", "60", "--pacing-reps", "2"]
 TRAINING = ["--training", "--training-actors", "1,2", "--training-seeds", "1",
             "--training-seconds", "1"]
 PNG_MAGIC = b"\x89PNG"
@@ -34,11 +35,15 @@ def fake_hook(job: TrainingJob) -> TrainingResult:
 
 def op_keys(batch_sizes: tuple[int, ...]) -> set[str]:
     keys = {"insert.p50_us", "insert.p99_us", "insert_rate.per_s", "update_rate.per_s",
-            "client.retries", "client.timeouts"}
+            "client.retries", "client.timeouts", "client.lost_replies"}
+    ops = ["insert", "insert_rate", "update_rate"]
     for mode in MODES:
+        keys.add(f"sample.{mode}.us_per_reply")
         for n in batch_sizes:
-            keys |= {f"sample.{mode}.{n}.{k}" for k in ("p50_us", "p99_us", "exp_per_s")}
-    return keys
+            keys |= {f"sample.{mode}.{n}.{k}"
+                     for k in ("p50_us", "p99_us", "exp_per_s", "inflight_exp_per_s")}
+            ops += [f"sample.{mode}.{n}", f"sample.{mode}.{n}.inflight"]
+    return keys | {f"{op}.{k}" for op in ops for k in ("retries", "lost", "late")}
 
 
 def run(tmp_path: Path, *args: str) -> dict:
@@ -72,6 +77,7 @@ def test_inprocess_only(tmp_path: Path) -> None:
     tb = results["testbeds"]["none"]
     assert tb["backends"] == ["inprocess"] and len(tb["rounds"]) == 1
     assert op_keys((1, 4)) <= set(tb["median"]["inprocess"])
+    assert "host_pacing" not in tb and "targets" not in tb
 
 
 @pytest.mark.netns
@@ -93,6 +99,29 @@ def test_python_switch_testbed(tmp_path: Path) -> None:
     assert "forwarding_pps.png" in results["files"]
     md = (tmp_path / "out" / "results.md").read_text()
     assert "in-network / host" in md and "one packet in flight" in md
+
+    # The host server's pacing was calibrated before the rounds and is recorded.
+    pacing = tb["host_pacing"]
+    assert pacing["source"] == "calibrated" and 1 <= len(pacing["tries"]) <= len(LADDER)
+    assert [t["label"] for t in pacing["tries"]] == [str(p) for p in
+                                                     LADDER[: len(pacing["tries"])]]
+    if pacing["clean"]:
+        assert pacing["chosen"] == {k: pacing["tries"][-1][k] for k in pacing["chosen"]}
+    assert f"Host server pacing: **{pacing['chosen']['label']}**" in md
+    # Loss per operation and backend, totals over rounds.
+    for backend in tb["backends"]:
+        assert {"insert.retries", "sample.uniform.4.inflight.lost"} <= set(
+            tb["loss_totals"][backend])
+    assert "| SAMPLE 4 uniform, 2 sent ahead |" in md
+    # Targets: SAMPLE 32 / 128 were not measured in this tiny run.
+    tgt = tb["targets"]
+    assert [r["target"] for r in tgt["rows"]][:2] == ["SAMPLE 32 uniform p50",
+                                                      "SAMPLE 32 prioritized p50"]
+    assert tgt["not_measured"] == 4 and tgt["passed"] + tgt["failed"] == 3
+    insert = next(r for r in tgt["rows"] if r["key"] == "insert.p50_us")
+    assert insert["ratio"] == pytest.approx(tb["ratio_in_network_over_host"]["insert.p50_us"])
+    assert insert["pass"] == (insert["ratio"] <= 0.65)
+    assert "| INSERT+ACK p50 |" in md and "| ≤ 0.65 |" in md
 
     # With a second switch measured, the report sets the two side by side.
     results["testbeds"]["bmv2"] = results["testbeds"]["python"]

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
 
 from agent import protocol
 from agent.protocol import NUM_SLOTS, SLOT_BITS, Message, Mode
@@ -31,6 +34,7 @@ ACTORS = ("actor1", "actor2", "actor3")
 SECONDS = 6.0            # load phase, bounded
 MAX_INSERTS = 20_000     # per actor, bounded
 BATCH = 32
+WINDOW = 16              # INSERTs an actor sends before it reads the ACKs
 TREE = "ReplayEgress.replay.tree."
 
 
@@ -56,23 +60,37 @@ def bed(tmp_path_factory: pytest.TempPathFactory):
     testbed.stop()
 
 
+def frame_maker(bed: PacketTestbed, host: str, length: int):
+    """Frames from `host` to the replay service carrying `length` bytes, built by
+    scapy once (UDP checksum 0, allowed in IPv4) and then filled in: fast enough
+    to load the switch from Python threads."""
+    h = bed.cfg.host(host)
+    head = bytes(Ether(src=h.mac, dst=bed.cfg.vip_mac) / IP(src=h.ip, dst=bed.cfg.vip)
+                 / UDP(sport=40000, dport=protocol.REPLAY_UDP_PORT, chksum=0)
+                 / Raw(bytes(length)))[:-length]
+    return lambda data: head + data
+
+
 def actor_load(bed: PacketTestbed, name: str, actor: int, stop: float,
                acked: dict[int, tuple[int, bytes]], lock: threading.Lock) -> None:
-    """INSERT with ACK as fast as replies come back; UPDATE own recent inserts."""
+    """Windows of WINDOW INSERTs with ACK, each with an UPDATE of a recent insert
+    of this actor, then the ACKs that came back; until `stop`."""
     rng = random.Random(actor)
+    insert_frame = frame_maker(bed, name, protocol.HEADER_BYTES + protocol.PAYLOAD_BYTES)
+    update_frame = frame_maker(bed, name, protocol.HEADER_BYTES)
     recent: list[tuple[int, int]] = []
     seq = 0
     while time.monotonic() < stop and seq < MAX_INSERTS:
-        seq += 1
-        data = experience(actor, seq)
-        rid = (actor << 24) | seq
-        msg = protocol.insert(0, data, priority=rng.uniform(0.1, 20.0), ack=True, request_id=rid)
-        bed.send(name, bed.replay_frame(name, protocol.encode(msg)))
-        if recent and rng.random() < 0.5:
-            slot, stamp = rng.choice(recent)
-            bed.send(name, bed.replay_frame(name, protocol.encode(
-                protocol.update(0, slot, stamp, rng.uniform(0.0, 30.0)))))
-        frame = bed.recv(name, timeout=0.5)
+        for _ in range(WINDOW):
+            seq += 1
+            msg = protocol.insert(0, experience(actor, seq), priority=rng.uniform(0.1, 20.0),
+                                  ack=True, request_id=(actor << 24) | seq)
+            bed.send(name, insert_frame(protocol.encode(msg)))
+            if recent:
+                slot, stamp = rng.choice(recent)
+                bed.send(name, update_frame(protocol.encode(
+                    protocol.update(0, slot, stamp, rng.uniform(0.0, 30.0)))))
+        frame = bed.recv(name, timeout=0.2)
         while frame is not None:
             reply = frame.replay()
             if reply is not None and reply.ok and reply.op == protocol.Op.INSERT:
@@ -80,7 +98,7 @@ def actor_load(bed: PacketTestbed, name: str, actor: int, stop: float,
                 with lock:
                     acked[reply.stamp] = (reply.slot, experience(a, s))
                 recent = [*recent[-31:], (reply.slot, reply.stamp)]
-            frame = bed.recv(name, timeout=0.0)
+            frame = bed.recv(name, timeout=0.02)
 
 
 def learner_load(bed: PacketTestbed, stop: float, replies: list[Message]) -> None:

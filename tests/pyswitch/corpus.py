@@ -219,6 +219,20 @@ def v1model_flow() -> Corpus:
     return c
 
 
+def unions_varbit() -> Corpus:
+    elems = "AA11 BB2222 AA33 0002C1C2 FFFF"
+    cases = [Case(f"op{op}", 0, bytes.fromhex(f"0{op}" + elems.replace(" ", "")))
+             for op in range(7)]
+    for name, data in [("no_elems", "06 FF"), ("one_elem", "06 BB0102 EE"),
+                       ("empty_varbit", "03 AA11 0000 EE"), ("set_valid_b", "04 AA11 AA22 EE"),
+                       ("pop_one_of_one", "01 BB0102 EE"), ("push_two", "02 AA11 BB0102 EE"),
+                       ("stack_full", "00 AA01 AA02 AA03 AA04"),
+                       ("varbit_4_bytes", "00 0004 01020304"),
+                       ("varbit_too_long", "00 0005 0102030405"), ("varbit_short", "00 0003 0102")]:
+        cases.append(Case(name, 0, bytes.fromhex(data.replace(" ", ""))))
+    return Corpus("unions_varbit", cases=cases)
+
+
 def _replay_request(op: int, flags: int = 0, table: int = 0, count: int = 0,
                     src: str = "198.18.0.1", version: int = 1, payload: bytes = b"",
                     cut: int | None = None) -> bytes:
@@ -237,7 +251,9 @@ def replicate_egress() -> Corpus:
         {"op": "mc_group_set", "group": 2, "replicas": [[2, 0], [3, 1], [3, 5]]},
         {"op": "register_write", "name": "E.cells", "index": 0, "value": 100},
     ])
-    for cmd, group in ((0, 1), (1, 1), (2, 1), (3, 1), (0, 2), (3, 2), (0, 9)):
+    # (cmd 3 updates one cell from every copy: only with one port, whose copies
+    # bmv2 runs in order on one egress thread; across ports the order is not fixed)
+    for cmd, group in ((0, 1), (1, 1), (2, 1), (3, 1), (0, 2), (0, 9)):
         data = struct.pack("!BHI", cmd, group, 7) + b"payload"
         c.cases.append(Case(f"cmd{cmd}_group{group}", 1, data))
     c.cases.append(Case("no_ctl", 1, b"\x01"))
@@ -276,6 +292,13 @@ def replay() -> Corpus:
     vip, mac = 0xC612FFFE, 0x0200000000FE
     c = Corpus("replay", [
         _add(r + "replay_vip", [["exact", vip]], r + "replay_vip_hit", []),
+        *(_add(r + "source.source_guard", [["exact", port], ["exact", src_mac], ["exact", src]],
+               r + "source.bound", [])
+          for port, src_mac, src in ((1, 0x020000000001, 0xC6120001),
+                                     (1, 0x020000000001, 0xC6120009),
+                                     (1, 0x020000000002, 0xC6120001),
+                                     (3, 0x020000000002, 0xC6120001))),
+        _add(r + "ipv4.broadcast_senders", [["exact", 1]], r + "ipv4.may_broadcast", []),
         _add(r + "arp.arp_responder", [["exact", vip]], r + "arp.answer", [mac]),
         _add(r + "replay.replay_table_config", [["exact", 0]], r + "replay.configure",
              [1, 4096, 1, 32, 1]),
@@ -309,6 +332,9 @@ def replay() -> Corpus:
         Case("ipv4_forward", 1, _udp("198.18.1.2")),
         Case("ipv4_miss", 1, _udp("198.19.1.2")),
         Case("broadcast", 1, _udp("198.18.254.255")),
+        Case("broadcast_not_a_sender", 3, _udp("198.18.254.255")),
+        Case("forged_source", 1, _replay_request(1, 0x02, src="198.18.0.7", payload=payload)),
+        Case("forged_port", 2, _udp("198.18.1.2")),
         Case("insert_ack", 1, _replay_request(1, 0x02 | 0x04, payload=payload)),
         Case("insert_noack", 1, _replay_request(1, 0x04, payload=payload)),
         Case("insert_denied", 1, _replay_request(1, 0x02, src="198.18.0.9", payload=payload)),
@@ -336,4 +362,5 @@ def replay() -> Corpus:
 
 
 CORPORA = {c.program: c for c in (basic_fwd(), parser_features(), match_kinds(), arith(),
-                                   checksum(), v1model_flow(), replicate_egress(), replay())}
+                                   checksum(), v1model_flow(), replicate_egress(), unions_varbit(),
+                                   replay())}

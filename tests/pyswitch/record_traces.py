@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bmv2.launch import free_tcp_port
 from bmv2.pyswitch import Switch
 from bmv2.pyswitch.tables import BM_MAX_PRIORITY
 
@@ -34,10 +35,12 @@ BIN = Path("/opt/p4/install/bin")
 PORTS = (*range(16), 255)
 WAIT_S = 2
 SETTLE_S = 1.0
+CLI_S_PER_COMMAND = 0.06   # setup time allowed per runtime CLI command (loaded machines)
 MAX_S = 30.0
 
 
-def _tool(env: str, name: str) -> str:
+def tool(env: str, name: str) -> str:
+    """A bmv2 tool: ``$env`` if set, else ``name`` in /opt/p4/install/bin."""
     return os.environ.get(env) or str(BIN / name)
 
 
@@ -118,15 +121,16 @@ def cli_commands(sw: Switch, setup: list[dict[str, Any]]) -> list[str]:
     return cmds
 
 
-def run_case(json_path: Path, cmds: list[str], case: Case, slot: int) -> list[list[Any]]:
+def run_case(json_path: Path, cmds: list[str], case: Case) -> list[list[Any]]:
     """Run one case on a fresh simple_switch; the packets that left each port."""
-    thrift_port = 19090 + slot
+    thrift_port = free_tcp_port()  # not a fixed one: another recording may hold it
+    wait = WAIT_S + CLI_S_PER_COMMAND * len(cmds)  # the input waits for the whole setup
     with tempfile.TemporaryDirectory(prefix="bmv2trace-") as tmp:
         d = Path(tmp)
         for p in PORTS:
             write_pcap(d / f"p{p}_in.pcap", [case.data] if p == case.port else [])
-        args = [_tool("SIMPLE_SWITCH", "simple_switch"), "--use-files", str(WAIT_S),
-                "--thrift-port", str(thrift_port), "--device-id", str(slot)]
+        args = [tool("SIMPLE_SWITCH", "simple_switch"), "--use-files", str(round(wait)),
+                "--thrift-port", str(thrift_port), "--device-id", str(thrift_port)]
         for p in PORTS:
             args += ["-i", f"{p}@p{p}"]
         args.append(str(json_path))
@@ -136,7 +140,7 @@ def run_case(json_path: Path, cmds: list[str], case: Case, slot: int) -> list[li
         try:
             if cmds:
                 _configure(cmds, thrift_port)
-            time.sleep(max(0.0, WAIT_S + SETTLE_S - (time.monotonic() - started)))
+            time.sleep(max(0.0, round(wait) + SETTLE_S - (time.monotonic() - started)))
             _settle(d, started)
         finally:
             proc.terminate()
@@ -156,17 +160,24 @@ def _settle(d: Path, started: float) -> None:
         time.sleep(0.1)
 
 
-def _configure(cmds: list[str], thrift_port: int) -> None:
+def cli_command(thrift_port: int) -> tuple[list[str], dict[str, str]]:
+    """argv and environment of simple_switch_CLI talking to ``thrift_port``."""
     env = dict(os.environ)
     site = next(Path(BIN.parent / "lib").glob("python3*/site-packages"), None)
     if site is not None:
         env["PYTHONPATH"] = f"{site}:{env.get('PYTHONPATH', '')}"
-    cli = [os.environ.get("BMV2_CLI_PYTHON", "/usr/bin/python3"),
-           _tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI"), "--thrift-port", str(thrift_port)]
-    for _attempt in range(20):
+    return [os.environ.get("BMV2_CLI_PYTHON", "/usr/bin/python3"),
+            tool("SIMPLE_SWITCH_CLI", "simple_switch_CLI"), "--thrift-port",
+            str(thrift_port)], env
+
+
+def _configure(cmds: list[str], thrift_port: int) -> None:
+    cli, env = cli_command(thrift_port)
+    deadline = time.monotonic() + 30  # a big program loads slowly on a busy machine
+    while True:
         r = subprocess.run(cli, input="\n".join(cmds) + "\n", capture_output=True, text=True,
                            env=env, timeout=60)
-        if "Could not connect" not in r.stdout + r.stderr:
+        if "Could not connect" not in r.stdout + r.stderr or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     bad = [ln for ln in (r.stdout + r.stderr).splitlines() if "Error" in ln or "Invalid" in ln]
@@ -180,9 +191,8 @@ def record(corpus: Corpus, jobs: int) -> dict[str, Any]:
     sw = Switch(json.loads(json_path.read_text()))
     cmds = cli_commands(sw, corpus.setup)
     with ThreadPoolExecutor(jobs) as pool:
-        outputs = list(pool.map(lambda ic: run_case(json_path, cmds, ic[1], ic[0] % jobs),
-                                enumerate(corpus.cases)))
-    version = subprocess.run([_tool("SIMPLE_SWITCH", "simple_switch"), "--version"],
+        outputs = list(pool.map(lambda case: run_case(json_path, cmds, case), corpus.cases))
+    version = subprocess.run([tool("SIMPLE_SWITCH", "simple_switch"), "--version"],
                              capture_output=True, text=True).stdout.strip()
     return {
         "program": corpus.program,

@@ -42,8 +42,8 @@ def _varbit(j: dict[str, Any]) -> None:
     j["header_types"][-1]["fields"].append(["opts", "*"])
 
 
-def _union(j: dict[str, Any]) -> None:
-    j["header_unions"] = [{"name": "u", "id": 0, "union_type": "u_t", "header_ids": []}]
+def _vset(j: dict[str, Any]) -> None:
+    j["parse_vsets"] = [{"name": "pvs", "id": 0, "compressed_bitwidth": 16}]
 
 
 def _parser_op(j: dict[str, Any]) -> None:
@@ -76,8 +76,8 @@ def _table_match(j: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("mutate", "text"), [
     (_unknown_primitive, "primitive 'xyz' in action 'I.forward'"),
     (_unknown_operator, "expression operator '**' in action 'I.forward'"),
-    (_varbit, "variable-length field 'opts'"),
-    (_union, "header unions"),
+    (_varbit, "'extract' of header 'ipv4' with a varbit field (bmv2 needs 'extract_VL')"),
+    (_vset, "parser value sets (parse_vsets: pvs)"),
     (_parser_op, "parser operation 'wiggle' in parser state 'start'"),
     (_hash_algo, "hash algorithm 'random' in calculation 'c'"),
     (_extern_method, "primitive '_Foo_bar' in action 'I.forward'"),

@@ -8,7 +8,8 @@ from pathlib import Path
 PROGRAMS = Path(__file__).parent / "programs"
 TRACES = Path(__file__).parent / "traces"
 PROGRAM_NAMES = ("basic_fwd", "parser_features", "match_kinds", "arith", "checksum",
-                 "v1model_flow", "actions_misc", "replicate_egress")
+                 "v1model_flow", "actions_misc", "replicate_egress",
+                 "unions_varbit")
 
 
 def program_json(name: str) -> dict:

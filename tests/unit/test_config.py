@@ -51,6 +51,24 @@ def test_bad_config_names_line_and_field(old: str, new: str, where: str) -> None
     assert f"x.yaml{where}" in str(err.value)
 
 
+BLOCK = """\
+replay: {vip: 198.18.0.100, vip_mac: "02:00:00:00:00:64"}
+# the switch section, misspelt
+swtich:
+  address: "127.0.0.1:9559"
+hosts:
+  learner: 1
+tables: []
+"""
+
+
+def test_keys_with_block_values_are_reported_on_their_own_line() -> None:
+    with pytest.raises(ConfigError, match=r"^x.yaml:3: swtich: unknown field"):
+        config.parse(BLOCK, "x.yaml")
+    with pytest.raises(ConfigError, match=r"^x.yaml:5: hosts: expected a list"):
+        config.parse(BLOCK.replace("swtich", "switch"), "x.yaml")
+
+
 def test_missing_sections_and_files_are_clear(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="missing field 'tables'"):
         config.parse("replay: {vip: 198.18.0.1, vip_mac: '02:00:00:00:00:01'}\nhosts: []\n")

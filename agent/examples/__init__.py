@@ -1,0 +1,1 @@
+"""Examples to read top to bottom (python -m agent.examples.NAME)."""

@@ -1,0 +1,73 @@
+"""Bad command lines get one line on stderr and exit code 2, before anything
+connects: replay-tool, replayctl, and the argument types they share."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.cli_args import doc_parts, host_port, int_range, join_host_port, positive_float
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(module: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["sample", "--batch", "300"], "argument --batch: must be 1..255 (got 300)"),
+    (["sample", "--batch", "0"], "argument --batch: must be 1..255 (got 0)"),
+    (["--replay", "nosuchhost.invalid", "sample"], "cannot resolve host 'nosuchhost.invalid'"),
+    (["--replay", "198.18.0.100:0", "sample"], "'0' is not a port number (1..65535)"),
+    (["--table", "4", "insert"], "argument --table: must be 0..3 (got 4)"),
+    (["insert", "--count", "0"], "argument --count: must be 1..65536 (got 0)"),
+    (["--timeout", "-1", "sample"], "argument --timeout: must be more than 0 (got -1)"),
+    (["-c", "/nonexistent.yaml", "sample"], "config error: /nonexistent.yaml: cannot read"),
+])
+def test_replay_tool_usage_errors(args: list[str], message: str) -> None:
+    proc = run("agent.replay_tool", *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--address", "127.0.0.1", "status"], "'127.0.0.1' has no port: expected HOST:PORT"),
+    (["--address", "127.0.0.1:x", "status"], "'x' is not a port number"),
+    (["--address", "nosuchhost.invalid:9559", "status"], "cannot resolve host"),
+    (["--election-id", "0", "status"], "must be 1..2**128-1 (got 0)"),
+    (["stats", "--watch", "0"], "argument --watch: must be more than 0 (got 0)"),
+    (["acl", "remove"], "the following arguments are required: host, table"),
+])
+def test_replayctl_usage_errors_come_at_once(args: list[str], message: str) -> None:
+    started = time.monotonic()
+    proc = run("controller.cli", *args)
+    assert time.monotonic() - started < 4.5  # not the 5 s connection timeout
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_argument_types() -> None:
+    assert int_range(1, 3)("2") == 2
+    with pytest.raises(argparse.ArgumentTypeError, match="'x' is not an integer"):
+        int_range(1, 3)("x")
+    assert positive_float("0.5") == 0.5
+    with pytest.raises(argparse.ArgumentTypeError, match="must be more than 0 \\(got nan\\)"):
+        positive_float("nan")
+    assert host_port(45000)("127.0.0.1") == ("127.0.0.1", 45000)
+    assert host_port()("[::1]:9559") == ("::1", 9559)
+    assert join_host_port("::1", 9559) == "[::1]:9559"
+    assert join_host_port("127.0.0.1", 9559) == "127.0.0.1:9559"
+
+
+def test_doc_parts_keep_the_whole_first_paragraph() -> None:
+    doc = "\nFirst line of a sentence\nthat goes on.\n\n    usage example\n\nMore.\n"
+    assert doc_parts(doc) == ("First line of a sentence\nthat goes on.",
+                              "    usage example\n\nMore.")
+    assert doc_parts(None) == ("", "")
