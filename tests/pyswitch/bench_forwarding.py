@@ -54,6 +54,9 @@ def bench_basic(seconds: float) -> None:
 
 def bench_replay(seconds: float) -> None:
     sw = Switch.from_json_file(REPLAY_JSON, seed=1)
+    sw.table_add("ReplayIngress.source.source_guard",  # the sender's port, MAC and address
+                 [Exact(1), Exact(0x020000000001), Exact(0xC6120001)],
+                 "ReplayIngress.source.bound", [])
     sw.table_add("ReplayIngress.ipv4.ipv4_lpm", [Lpm(0xC6120100, 24)],
                  "ReplayIngress.ipv4.forward", [3])
     pkt = udp("198.18.1.2")

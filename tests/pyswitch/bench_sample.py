@@ -54,6 +54,8 @@ def frame(msg: protocol.Message, src: str = ACTOR, dst: str = VIP, sport: int = 
 def make_switch() -> Switch:
     """replay.p4 with table 0 (4096 slots) filled, SAMPLE groups toward port 1."""
     sw = Switch.from_json_file(REPLAY_JSON, cpu_port=255, seed=1)
+    for src in (ACTOR, SERVER):  # both send from port 1 with the actor's MAC
+        sw.table_add(P + "source.source_guard", [1, 0x020000000001, _ip(src)], P + "source.bound")
     sw.table_add(P + "replay_vip", [_ip(VIP)], P + "replay_vip_hit")
     sw.table_add(P + "replay.replay_table_config", [0], P + "replay.configure",
                  (1, N_EXPERIENCES, 1, 255, 2))
