@@ -8,6 +8,7 @@ reads through module globals (``T3``, ``D3``, ``R5``, ``CP0``/``CB0``, ``H2``).
 from __future__ import annotations
 
 import random
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,11 +16,12 @@ from .controls import ControlGen
 from .errors import PacketError, ParserError, ProgramError, UnsupportedConstruct
 from .expressions import RUNTIME_HELPERS, Ctx, Data, ExprCompiler, fit, hexint
 from .hashes import csum16_of_int, make_hash
+from .optimize import optimized_code, program_facts
 from .parsergen import ParserGen, sign_extend
 from .primitives import STACK_HELPERS, PrimitiveCompiler
 from .program import HeaderInfo, Program
 from .tablebuild import build_tables
-from .tables import Table
+from .tables import Table, noop
 
 CORE_ERRORS = {"NoError": 0, "PacketTooShort": 1, "NoMatch": 2, "StackOutOfBounds": 3,
                "HeaderTooShort": 4, "ParserTimeout": 5, "ParserInvalidArgument": 6}
@@ -38,12 +40,25 @@ class Compiled:
     registers: dict[str, list[int]]
     counters: dict[str, tuple[list[int], list[int]]]
     direct_counters: dict[str, str]
-    source: str
+    generated: Any  # the source (str), or an OptimizedCode
+
+    @property
+    def source(self) -> str:
+        """The Python source the program runs as."""
+        return self.generated if isinstance(self.generated, str) else self.generated.source
+
+    @property
+    def field_reads(self) -> frozenset[int] | None:
+        """PHV slots the generated code may read (None: any of them)."""
+        return None if isinstance(self.generated, str) else self.generated.field_reads
 
 
 def _indent(lines: list[str], n: int = 1) -> list[str]:
     pad = "    " * n
     return [pad + s for s in lines]
+
+
+_PACK_CODES = {8: "B", 16: "H", 32: "I", 64: "Q"}
 
 
 def _field_value(code: str, width: int, signed: bool) -> str:
@@ -63,13 +78,19 @@ class Generator:
         self.controls = ControlGen(prog, self.expr, self.prims)
         self.lines: list[str] = []
         self.calc_algos: dict[int, str] = {}
+        self.structs: list[str] = []  # struct formats of the deparser, _PK<k>
 
     # ---- actions ----------------------------------------------------------
 
     def actions(self) -> None:
+        """A<id> for every action; those the pipelines only run inline (const entries,
+        const default entries) are never called and stay stubs."""
+        called = self.controls.called_actions
         for a in self.prog.actions.values():
             ctx = Ctx(f"action '{a.name}'", [w for _n, w in a.params])
             body = self.prims.body(a.primitives, ctx)
+            if a.id not in called:
+                body = [f"raise PacketError({f'action {a.name!r} runs inline only'!r})"]
             self.lines += [f"def A{a.id}(pk, F, P):", *_indent(body), ""]
 
     # ---- calculations and checksums --------------------------------------
@@ -81,8 +102,9 @@ class Generator:
             where = f"calculation '{name}'"
             make_hash(str(algo), where)
             self.calc_algos[k] = str(algo)
-            body, payload = self._calc_input(calc.get("input", []), where)
-            if algo in ("csum16", "cksum16") and not payload:
+            csum = algo in ("csum16", "cksum16")
+            body, payload = self._calc_input(calc.get("input", []), where, csum)
+            if csum and not payload:
                 body.append("return _csum_int(_v << (-_n % 16))")
             else:
                 tail = " + pk.payload" if payload else ""
@@ -90,7 +112,43 @@ class Generator:
                             f"{tail})")
             self.lines += [f"def H{k}(F, pk):", *_indent(body), ""]
 
-    def _calc_input(self, inputs: list[Any], where: str) -> tuple[list[str], bool]:
+    def _calc_input(self, inputs: list[Any], where: str,
+                    csum: bool = False) -> tuple[list[str], bool]:
+        """Code leaving the concatenated inputs in ``_v`` (``_n`` bits), and whether the
+        payload follows. With ``csum`` (a 16-bit one's complement sum follows, unless the
+        payload does) ``_v`` is only congruent to the concatenation modulo 0xFFFF, and
+        zero exactly when it is: as 2**16 = 1 (mod 0xFFFF), a field at bit offset o
+        counts as ``field << (o % 16)``, and small sums are cheaper than a wide
+        concatenation. A varbit input (its width only known at run time) is concatenated
+        on its own, and then the whole calculation is an exact concatenation."""
+        lines, payload, groups = self._calc_groups(inputs, where)
+        fixed = all(isinstance(w, int) for _h, parts in groups for _c, w in parts)
+        for h, parts in groups:
+            stmt: list[str] = []
+            if not all(isinstance(w, int) for _c, w in parts):
+                for c, w in parts:
+                    stmt += [f"_v = (_v << {w}) | {c}", f"_n += {w}"]
+            elif csum and fixed and not payload:
+                width = sum(int(w) for _c, w in parts)
+                terms = []
+                for i, (c, _w) in enumerate(parts):
+                    off = sum(int(w) for _c, w in parts[i + 1:]) % 16
+                    terms.append(f"({c} << {off})" if off else c)
+                stmt = [f"_v = (_v << {width % 16}) + {' + '.join(terms)}", f"_n += {width}"]
+            else:
+                width = sum(int(w) for _c, w in parts)
+                concat = " | ".join(f"({c} << {sum(int(w) for _c, w in parts[i + 1:])})"
+                                    for i, (c, _w) in enumerate(parts))
+                stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
+            if h is None:
+                lines += stmt
+            else:
+                lines += [f"if F[{h.valid_slot}]:", *_indent(stmt)]
+        return lines, payload
+
+    def _calc_groups(self, inputs: list[Any], where: str
+                     ) -> tuple[list[str], bool, list[tuple[HeaderInfo | None,
+                                                         list[tuple[str, int | str]]]]]:
         lines = ["_v = 0", "_n = 0"]
         payload = False
         groups: list[tuple[HeaderInfo | None, list[tuple[str, int | str]]]] = []
@@ -108,7 +166,21 @@ class Generator:
                     part = (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
             elif t == "header":
                 h = self.prog.header(item["value"], where)
-                part = self._header_bits(h)
+                if h.varbit is not None:  # its bits, of a width known at run time
+                    part = self._header_bits(h)
+                else:  # its fields, concatenated
+                    fields: list[tuple[str, int | str]] = [
+                        (_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width)
+                        for fs in h.fields]
+                    if not fields:
+                        continue
+                    part, more = fields[-1], fields[:-1]
+                    key = None if h.metadata else h
+                    if more:
+                        if groups and groups[-1][0] is key:
+                            groups[-1][1].extend(more)
+                        else:
+                            groups.append((key, more))
             elif t == "hexstr":
                 h = None
                 width = int(item["bitwidth"])
@@ -124,21 +196,7 @@ class Generator:
                 groups[-1][1].append(part)
             else:
                 groups.append((h, [part]))
-        for h, parts in groups:
-            stmt: list[str] = []
-            if all(isinstance(w, int) for _c, w in parts):
-                width = sum(int(w) for _c, w in parts)
-                concat = " | ".join(f"({c} << {sum(int(w) for _c, w in parts[i + 1:])})"
-                                    for i, (c, _w) in enumerate(parts))
-                stmt = [f"_v = (_v << {width}) | {concat}", f"_n += {width}"]
-            else:
-                for c, w in parts:
-                    stmt += [f"_v = (_v << {w}) | {c}", f"_n += {w}"]
-            if h is None:
-                lines += stmt
-            else:
-                lines += [f"if F[{h.valid_slot}]:", *_indent(stmt)]
-        return lines, payload
+        return lines, payload, groups
 
     def _header_int(self, h: HeaderInfo) -> str:
         parts = []
@@ -148,6 +206,45 @@ class Generator:
             v = _field_value(f"F[{fs.slot}]", fs.width, fs.signed)
             parts.append(f"({v} << {shift})" if shift else v)
         return "(" + " | ".join(parts) + ")"
+
+    def _header_bytes(self, h: HeaderInfo) -> str:
+        """Code for the wire bytes of header ``h``: one struct.pack of its fields, taken
+        as 8/16/32/64-bit pieces (sub-byte fields combined, wider ones split)."""
+        fmt: list[str] = []
+        vals: list[str] = []
+        chunk: list[tuple[str, int]] = []
+        width = 0
+        for fs in h.fields:
+            chunk.append((_field_value(f"F[{fs.slot}]", fs.width, fs.signed), fs.width))
+            width += fs.width
+            if width % 8:
+                continue
+            if len(chunk) == 1 and width in _PACK_CODES:
+                code = _PACK_CODES[width]
+                fmt.append(code.lower() if fs.signed else code)
+                vals.append(f"F[{fs.slot}]")
+            else:
+                value = " | ".join(f"{c} << {sum(w for _c, w in chunk[i + 1:])}"
+                                   for i, (c, _w) in enumerate(chunk[:-1]))
+                value = f"{value} | {chunk[-1][0]}" if value else chunk[-1][0]
+                if width in _PACK_CODES:
+                    fmt.append(_PACK_CODES[width])
+                    vals.append(value)
+                elif len(chunk) == 1 and width < 128:  # e.g. a 48-bit address: 32 + 16
+                    rest = width
+                    for piece in (64, 32, 16, 8):
+                        while rest >= piece:
+                            rest -= piece
+                            fmt.append(_PACK_CODES[piece])
+                            vals.append(f"{value} >> {rest} & {(1 << piece) - 1}" if rest
+                                        else f"{value} & {(1 << piece) - 1}")
+                else:
+                    fmt.append(f"{width // 8}s")
+                    vals.append(f"({value}).to_bytes({width // 8}, 'big')")
+            chunk, width = [], 0
+        k = len(self.structs)
+        self.structs.append("!" + "".join(fmt))
+        return f"_PK{k}.pack({', '.join(vals)})"
 
     def _header_bits(self, h: HeaderInfo) -> tuple[str, int | str]:
         """Code for the header's bits as one int, and its width (code when it has a varbit)."""
@@ -213,31 +310,43 @@ class Generator:
         body.append("out = []")
         for name in d.get("order", []):
             h = self.prog.header(name, "deparser")
-            bits, width = self._header_bits(h)
-            nbytes = h.nbytes if h.varbit is None else f"{width} >> 3"
-            emit = f"out.append({bits}.to_bytes({nbytes}, 'big'))"
+            if h.varbit is None:
+                emit = f"out.append({self._header_bytes(h)})"
+            else:
+                bits, width = self._header_bits(h)
+                emit = f"out.append({bits}.to_bytes({width} >> 3, 'big'))"
             if h.metadata:
                 body.append(emit)
             else:
                 body += [f"if F[{h.valid_slot}]:", f"    {emit}"]
-        body.append("return b''.join(out)")
+        body += ["out.append(pk.payload)", "return b''.join(out)"]
         self.lines += ["def deparse(pk, F):", *_indent(body), ""]
         verify = self._checksums(update=False) or ["pass"]
         self.lines += ["def verify(pk, F):", *_indent(verify), ""]
 
     def source(self) -> str:
+        controls = self.controls.source()
         self.actions()
         self.calculations()
         self.lines += ParserGen(self.prog, self.expr, self.prims, self.err).source()
         self.deparser()
-        self.lines += self.controls.source()
+        self.lines += [f"_PK{k} = _Struct({f!r})" for k, f in enumerate(self.structs)]
+        self.lines += controls
         return "\n".join(self.lines) + "\n"
 
 
-def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compiled:
-    """Generate, exec and wire up the code of ``prog``."""
+def compile_program(prog: Program, drop_port: int, rng: random.Random,
+                    optimize: bool = True) -> Compiled:
+    """Generate, exec and wire up the code of ``prog`` (``optimize``: see optimize.py)."""
     gen = Generator(prog)
     src = gen.source()
+    filename = f"<p4 program {prog.json.get('program', '')}>"
+    opt = None
+    if optimize:
+        tables = {f"T{gen.controls.table_ids[t['name']]}":
+                  [f"A{i}" for i in gen.controls.action_ids(t)]
+                  for p in prog.pipelines.values() for t in p.get("tables", [])}
+        opt = optimized_code(src, program_facts(prog, drop_port, tables), filename)
     ns: dict[str, Any] = {
         "__builtins__": __builtins__,
         "ParserError": ParserError,
@@ -248,6 +357,8 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compil
         "_getrandbits": rng.getrandbits,
         "_sx": sign_extend,
         "_csum_int": csum16_of_int,
+        "_Struct": struct.Struct,
+        "_noop": noop,
         **RUNTIME_HELPERS,
         **STACK_HELPERS,
     }
@@ -268,7 +379,7 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compil
     for name, k in gen.calc_ids.items():
         ns[f"HASH{k}"] = make_hash(gen.calc_algos[k], f"calculation '{name}'")
     try:
-        exec(compile(src, f"<p4 program {prog.json.get('program', '')}>", "exec"), ns)
+        exec(compile(src, filename, "exec") if opt is None else opt.code, ns)
     except SyntaxError as e:  # a bug of the generator, never of the user
         raise ProgramError(f"internal code generation error: {e}") from e
     tables = build_tables(prog, gen.controls, ns)
@@ -276,4 +387,4 @@ def compile_program(prog: Program, drop_port: int, rng: random.Random) -> Compil
         if tname not in tables:
             raise ProgramError(f"direct counter '{cname}' bound to unknown table '{tname}'")
     return Compiled(ns["parse"], ns["verify"], ns["deparse"], ns["INGRESS"], ns["EGRESS"],
-                    tables, registers, counters, direct, src)
+                    tables, registers, counters, direct, src if opt is None else opt)

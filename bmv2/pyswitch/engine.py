@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .compiler import Compiled
 from .packet import Pkt
@@ -47,6 +48,28 @@ class Stats:
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""
         return asdict(self)
+
+
+class _Copies:
+    """Replicas of a packet waiting for egress, made one at a time as their turn comes
+    (so that one is alive at a time; see ``Engine.run``): each a copy of ``F`` with its
+    egress_rid, the last one ``F`` itself."""
+
+    __slots__ = ("F", "i", "ilen", "orig", "payload", "plen", "port", "replicas")
+
+    def __init__(self, F: list[int], pk: Pkt, replicas: tuple[Replica, ...]) -> None:
+        self.F = F
+        self.payload, self.port, self.ilen = pk.payload, pk.port, pk.ilen
+        self.orig, self.plen = pk.orig, pk.plen
+        self.replicas = replicas
+        self.i = 0
+
+    def left(self) -> int:
+        return len(self.replicas) - self.i
+
+
+def _waiting(q: deque[Any]) -> int:
+    return sum(x.left() if x.__class__ is _Copies else 1 for x in q)
 
 
 def _opt(prog: Program, name: str) -> int:
@@ -87,7 +110,22 @@ class Engine:
                     for n in ("enq_timestamp", "enq_qdepth", "deq_timedelta", "deq_qdepth")]
         self.queueing = queueing if min(queueing) >= 0 else None
         self.s_qid = _opt(prog, "queueing_metadata.qid")
+        # clock readings nothing reads are not taken (the program never reads the field)
+        reads = code.field_reads
+
+        def unread(slot: int) -> bool:
+            return reads is not None and slot not in reads
+
+        if unread(self.s_its):
+            self.s_its = -1
+        if unread(self.s_ets):
+            self.s_ets = -1
+        if self.queueing is not None and all(unread(s) for s in (*queueing, self.s_qid)):
+            self.queueing = None
         self.start = time.monotonic()
+        self.egress_entry = code.egress
+        self.espec_reset = (drop_port + 1) & self.espec_mask
+        self.timestamps = self.s_ets >= 0 or self.queueing is not None
 
     def now_us(self) -> int:
         """Microseconds since the switch started (48-bit, like bmv2's timestamps)."""
@@ -108,33 +146,53 @@ class Engine:
         ingress_q: deque[Pkt] = deque([Pkt(F, data, port, len(data))])
         egress_q: deque[Pkt] = deque()
         passes = egress_runs = 0
-        while ingress_q or egress_q:
-            if egress_q:
-                pk = egress_q.popleft()
-                egress_runs += 1
-                if egress_runs > self.max_egress_runs:
-                    stats.loop_limit_drops += 1 + len(egress_q) + len(ingress_q)
-                    break
-                stats.egress_runs += 1
-                try:
-                    self._egress(pk, egress_q, ingress_q, out)
-                except Exception:
-                    stats.errors += 1
-                    stats.dropped += 1
-            else:
+        max_egress = self.max_egress_runs
+        egress = self._egress
+        s_rid = self.s_rid
+        try:
+            while True:
+                while egress_q:  # egress first
+                    pk = egress_q[0]
+                    if pk.__class__ is _Copies:  # the next replica (job.make(), inline)
+                        job = pk
+                        i = job.i
+                        eport, rid = job.replicas[i]
+                        job.i = i = i + 1
+                        if i == len(job.replicas):
+                            egress_q.popleft()
+                            F = job.F
+                        else:
+                            F = job.F[:]
+                        if s_rid >= 0:
+                            F[s_rid] = rid
+                        pk = Pkt(F, job.payload, job.port, job.ilen, job.orig, job.plen, eport)
+                    else:
+                        egress_q.popleft()
+                    if egress_runs >= max_egress:
+                        stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
+                        return out
+                    egress_runs += 1
+                    try:
+                        egress(pk, egress_q, ingress_q, out)
+                    except Exception:
+                        stats.errors += 1
+                        stats.dropped += 1
+                if not ingress_q:
+                    return out
                 pk = ingress_q.popleft()
                 passes += 1
                 if passes > self.max_passes:
                     stats.loop_limit_drops += 1 + len(ingress_q)
-                    break
+                    return out
                 stats.passes += 1
                 try:
                     self._ingress(pk, egress_q, ingress_q)
                 except Exception:
                     stats.errors += 1
                     stats.dropped += 1
-        stats.packets_out += len(out)
-        return out
+        finally:
+            stats.egress_runs += egress_runs
+            stats.packets_out += len(out)
 
     # ---- ingress and the traffic manager ----------------------------------
 
@@ -178,7 +236,7 @@ class Engine:
         mgid = F[self.s_mcast] if self.s_mcast >= 0 else 0
         if mgid:
             F[self.s_itype] = INSTANCE_REPLICATION
-            self._replicate(pk, self.pre.replicate(mgid), egress_q)
+            self._replicate(pk, self.pre.replicate(mgid), egress_q, own=True)
             return
         if egress_spec == self.drop_port:
             self.stats.dropped += 1
@@ -213,16 +271,29 @@ class Engine:
         if sess.port is not None:
             self._enqueue(sess.port, copy, egress_q)
 
-    def _replicate(self, pk: Pkt, replicas: tuple[Replica, ...], egress_q: deque[Pkt]) -> None:
+    def _replicate(self, pk: Pkt, replicas: tuple[Replica, ...], egress_q: deque[Any],
+                   own: bool = False) -> None:
+        """A copy of ``pk`` per (port, rid), each enqueued as ``_enqueue`` would (the copies
+        differ only in egress_rid: the priority check and the enqueue time are shared).
+        The copies are made when their egress turn comes, from ``pk``'s PHV as it is now
+        (``own``: ``pk`` is not used again, its PHV need not be kept aside)."""
+        if not replicas:
+            return
         F = pk.F
-        for port, rid in replicas:
-            if self.s_rid >= 0:
-                F[self.s_rid] = rid
-            copy = Pkt(F[:], pk.payload, pk.port, pk.ilen)
-            copy.orig = pk.orig
-            copy.plen = pk.plen
-            self.stats.replicas += 1
-            self._enqueue(port, copy, egress_q)
+        stats = self.stats
+        stats.replicas += len(replicas)
+        s_rid = self.s_rid
+        if self.s_prio >= 0 and F[self.s_prio] >= 1:
+            if s_rid >= 0:
+                F[s_rid] = replicas[-1][1]
+            stats.dropped += len(replicas)  # simple_switch: "priority out of range"
+            return
+        if self.queueing is not None:
+            F[self.queueing[0]] = self.now_us() & 0xFFFFFFFF
+            F[self.queueing[1]] = 0
+        egress_q.append(_Copies(F if own else F[:], pk, replicas))
+        if s_rid >= 0:
+            F[s_rid] = replicas[-1][1]
 
     def _enqueue(self, port: int, pk: Pkt, egress_q: deque[Pkt]) -> None:
         F = pk.F
@@ -244,18 +315,20 @@ class Engine:
     def _egress(self, pk: Pkt, egress_q: deque[Pkt], ingress_q: deque[Pkt],
                 out: list[tuple[int, bytes]]) -> None:
         F = pk.F
-        if self.s_ets >= 0:
-            F[self.s_ets] = self.now_us()
-        if self.queueing is not None:
-            enq, _eq, deq_td, deq_qd = self.queueing
-            F[deq_td] = (self.now_us() - F[enq]) & 0xFFFFFFFF
-            F[deq_qd] = 0
-            if self.s_qid >= 0:
-                F[self.s_qid] = 0
+        if self.timestamps:
+            now = self.now_us()
+            if self.s_ets >= 0:
+                F[self.s_ets] = now
+            if self.queueing is not None:
+                enq, _eq, deq_td, deq_qd = self.queueing
+                F[deq_td] = (now - F[enq]) & 0xFFFFFFFF
+                F[deq_qd] = 0
+                if self.s_qid >= 0:
+                    F[self.s_qid] = 0
         F[self.s_eport] = pk.eport
-        F[self.s_espec] = (self.drop_port + 1) & self.espec_mask
+        F[self.s_espec] = self.espec_reset
         F[self.s_len] = pk.plen
-        node = self.code.egress
+        node = self.egress_entry
         while node is not None:
             node = node(pk, F)
             if pk.exit:
@@ -268,14 +341,12 @@ class Engine:
                 F2[:self.nmeta] = self.zero_meta
                 self._copy_fields(F2, F, fl)
                 F2[self.s_itype] = INSTANCE_EGRESS_CLONE
-                copy = Pkt(F2, pk.payload, pk.port, pk.ilen)
-                copy.orig = pk.orig
-                copy.plen = pk.plen
+                copy = Pkt(F2, pk.payload, pk.port, pk.ilen, pk.orig, pk.plen)
                 self._clone_out(copy, session, egress_q)
         if F[self.s_espec] == self.drop_port:
             self.stats.dropped += 1
             return
-        data = self.code.deparse(pk, F) + pk.payload
+        data = self.code.deparse(pk, F)  # headers and payload
         if pk.recirc:
             new = Pkt(self.zero[:], data, pk.port, len(data))
             self._copy_fields(new.F, F, pk.recirc)

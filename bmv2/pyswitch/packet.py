@@ -18,14 +18,15 @@ class Pkt:
     __slots__ = ("F", "cksum_err", "clone", "clone_fl", "eport", "exit", "ilen", "orig",
                  "payload", "plen", "port", "recirc", "resub", "trunc")
 
-    def __init__(self, F: list[int], payload: bytes, port: int, ilen: int) -> None:
+    def __init__(self, F: list[int], payload: bytes, port: int, ilen: int,
+                 orig: bytes | None = None, plen: int | None = None, eport: int = 0) -> None:
         self.F = F
         self.payload = payload
-        self.orig = payload
+        self.orig = payload if orig is None else orig
         self.port = port
         self.ilen = ilen
-        self.plen = ilen
-        self.eport = 0
+        self.plen = ilen if plen is None else plen
+        self.eport = eport
         self.clone = 0
         self.clone_fl = 0
         self.resub = 0

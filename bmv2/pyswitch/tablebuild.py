@@ -3,9 +3,8 @@ const entries from the JSON."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .controls import ControlGen
 from .errors import ProgramError, SwitchKeyError
 from .expressions import hexint
 from .program import Program
@@ -14,13 +13,20 @@ from .tables import (
     ActionInfo,
     ActionParam,
     Exact,
+    KeyField,
     Lpm,
     Match,
     Range,
     Table,
     TableAction,
     Ternary,
+    noop,
 )
+
+if TYPE_CHECKING:
+    from .controls import ControlGen
+
+NOOP_PRIMITIVES = ("no_op", "log_msg")  # an action of only these does nothing
 
 
 def build_tables(prog: Program, controls: ControlGen, ns: dict[str, Any]) -> dict[str, Table]:
@@ -46,7 +52,9 @@ def _make_table(prog: Program, controls: ControlGen, ns: dict[str, Any], pname: 
 
     def node(name: str | None) -> Any:
         ref = controls.node(pname, name, where)
-        return None if ref == "None" else ns[ref]
+        # a node no generated code can reach is not generated (nor needed: only code
+        # returning e.next uses an entry's next node, and it keeps its successors)
+        return None if ref == "None" else ns.get(ref)
 
     ids = t.get("action_ids")
     names = t.get("actions", [])
@@ -64,7 +72,9 @@ def _make_table(prog: Program, controls: ControlGen, ns: dict[str, Any], pname: 
             if a.name not in nexts:
                 raise ProgramError(f"{where}: next_tables has no entry for action '{a.name}'")
             hit = miss = node(nexts[a.name])
-        actions[a.name] = TableAction(info, ns[f"A{a.id}"], hit, miss)
+        fn = noop if all(p.get("op") in NOOP_PRIMITIVES for p in a.primitives) \
+            else ns[f"A{a.id}"]
+        actions[a.name] = TableAction(info, fn, hit, miss)
     empty_next = node(nexts["__MISS__"]) if hit_miss else node(t.get("base_default_next"))
     max_size = int(t.get("max_size", len(t.get("entries", [])) or 1024))
     table = Table(t["name"], t.get("match_type", "exact"), fields, masks, actions, max_size,
@@ -130,3 +140,35 @@ def _const_entry(table: Table, by_id: dict[int, str], entry: dict[str, Any], whe
         prio = BM_MAX_PRIORITY - int(entry.get("priority", 0))
     table.add(matches, aname, data, prio)
 
+
+
+def const_exact_entries(prog: Program, t: dict[str, Any], fields: list[KeyField],
+                        masks: list[int | None]) -> list[tuple[Any, int, tuple[int, ...]]] | None:
+    """(lookup key, action id, action data) of each const entry of exact table ``t``, in
+    handle order; None when the table has none (or they are malformed: the table's own
+    build reports that)."""
+    if t.get("match_type", "exact") != "exact" or not t.get("entries"):
+        return None
+    ids = t.get("action_ids")
+    if ids is None:
+        by_name = {a.name: a for a in prog.actions.values()}
+        defs = [by_name.get(n) for n in t.get("actions", [])]
+    else:
+        defs = [prog.actions.get(i) for i in ids]
+    if any(a is None for a in defs):
+        return None
+    actions = {a.name: TableAction(ActionInfo(a.name, a.id, tuple(ActionParam(n, w)
+                                                                for n, w in a.params)),
+                                   _no_fn, None, None) for a in defs if a is not None}
+    table = Table(t["name"], "exact", fields, masks, actions, len(t["entries"]), False, None)
+    by_id = {a.id: a.name for a in defs if a is not None}
+    try:
+        for entry in t["entries"]:
+            _const_entry(table, by_id, entry, f"table '{t['name']}'")
+    except (SwitchKeyError, ProgramError, KeyError, TypeError, ValueError):
+        return None
+    return [(key, e.action.info.id, e.params) for key, e in table.exact_dict.items()]
+
+
+def _no_fn(pk: Any, F: list[int], P: tuple[int, ...]) -> None:
+    return None

@@ -138,8 +138,12 @@ class Entry:
         self.bytes = 0
 
 
-def _noop(pk: Any, F: list[int], P: tuple[int, ...]) -> None:
+def noop(pk: Any, F: list[int], P: tuple[int, ...]) -> None:
+    """The function of actions that do nothing (generated code skips calling it)."""
     return None
+
+
+_noop = noop
 
 
 class Table:

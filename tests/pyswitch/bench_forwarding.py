@@ -18,6 +18,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from bmv2.pyswitch import Exact, Lpm, Switch
+from controller.replication import sample_groups
 
 from .util import program_json
 
@@ -53,6 +54,9 @@ def bench_basic(seconds: float) -> None:
 
 def bench_replay(seconds: float) -> None:
     sw = Switch.from_json_file(REPLAY_JSON, seed=1)
+    sw.table_add("ReplayIngress.source.source_guard",  # the sender's port, MAC and address
+                 [Exact(1), Exact(0x020000000001), Exact(0xC6120001)],
+                 "ReplayIngress.source.bound", [])
     sw.table_add("ReplayIngress.ipv4.ipv4_lpm", [Lpm(0xC6120100, 24)],
                  "ReplayIngress.ipv4.forward", [3])
     pkt = udp("198.18.1.2")
@@ -65,6 +69,10 @@ def bench_replay(seconds: float) -> None:
     sw.table_add("ReplayIngress.replay.replay_acl", [Exact(0xC6120001), Exact(0)],
                  "ReplayIngress.replay.allow", [7])
     sw.clone_session_set(100, port=0)
+    sw.table_add("ReplayIngress.replay.sample_replication", [Exact(1)],
+                 "ReplayIngress.replay.replicate", [512])
+    for group, replicas in sample_groups(1, 512).items():
+        sw.mc_group_set(group, replicas)
 
     def request(op: int, flags: int, count: int = 0, payload: bytes = b"") -> bytes:
         body = REPLAY_HEADER.pack(1, op, flags, 0, 0, count, 0, 0, 1, 0, 0, 1 << 16, 0, 0)
@@ -73,8 +81,10 @@ def bench_replay(seconds: float) -> None:
     insert = request(1, 0x04, payload=bytes(64))
     print(f"replay.p4 INSERT (no ack):  {rate(sw, 1, insert, seconds):9.0f} requests/s")
     sample = request(2, 0x10, count=32)
+    assert len(sw.process(1, sample)) == 32
     r = rate(sw, 1, sample, seconds)
-    print(f"replay.p4 SAMPLE 32 uniform: {r:8.0f} requests/s = {32 * r:.0f} replies/s")
+    print(f"replay.p4 SAMPLE 32 uniform: {r:8.0f} requests/s = {32 * r:.0f} replies/s "
+          "(more: python -m tests.pyswitch.bench_sample)")
 
 
 def main() -> None:
