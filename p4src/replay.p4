@@ -26,6 +26,7 @@
 #include "include/headers.p4"
 #include "include/parser.p4"
 #include "include/forwarding.p4"
+#include "include/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "include/table_state.p4"
 #include "include/draw.p4"
