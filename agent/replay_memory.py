@@ -5,10 +5,10 @@ running max priority, sum tree, slot stamps and payloads: table_state.p4,
 sum_tree.p4, slot_store.p4). `ReplayService` is the request pipeline of
 replay_admission.p4 and replay_service.p4 over NUM_TABLES tables: admission
 (statuses in the switch's precedence), per-table config, the ACL, the
-operation, the replies and the request counters. The host replay server and
-the in-process client backend both run requests through `ReplayService.handle`,
-so they answer exactly as the switch does: same statuses, same reply fields,
-the same replies omitted.
+per-host INSERT limit (insert_limit.p4), the operation, the replies and the
+request counters. The host replay server and the in-process client backend
+both run requests through `ReplayService.handle`, so they answer exactly as
+the switch does: same statuses, same reply fields, the same replies omitted.
 
 Python-only choices where the switch has no defined behaviour: a table's
 default mode must be UNIFORM or PRIORITIZED, and a uniform draw never indexes
