@@ -31,11 +31,17 @@ from agent import transition
 from agent.dqn import QNetwork, load_flat_parameters
 from agent.hparams import Hyperparams
 from agent.nstep import NStep, NStepAccumulator, stack
+from agent.protocol import INSERT_WINDOW_US
 from agent.replay_client import ReplayClient, ReplayError
 from agent.weights import WeightReceiver
 
 THROTTLE_PATIENCE = 1.0
 THROTTLE_POLL = 0.005
+# INSERTs refused RATE_LIMITED (the table's per-host limit, docs/config.md): the
+# actor pauses, from BACKOFF_MIN doubling up to one limit window, until a flush
+# goes through unrefused; the refused experiences are dropped (and counted).
+BACKOFF_MIN = 0.05
+BACKOFF_MAX = INSERT_WINDOW_US / 1e6
 
 
 class StopFlag(Protocol):
@@ -88,6 +94,8 @@ class Actor:
         self._last_weights = time.monotonic()
         self._granted = 0
         self._first_version: int | None = None
+        self._backoff = 0.0
+        self._backoff_until = 0.0
 
     def run(self, stop: StopFlag, report: Callable[[ActorReport], None] | None = None,
             max_steps: int | None = None) -> None:
@@ -98,6 +106,8 @@ class Actor:
         returns: list[float] = []
         while not stop.is_set() and (max_steps is None or self.env_steps < max_steps):
             self._take_weights(0.0)
+            if self._backing_off():
+                continue
             if self._throttled():
                 self._take_weights(THROTTLE_POLL)
                 continue
@@ -147,6 +157,17 @@ class Actor:
         self._last_weights = time.monotonic()
         return False
 
+    def _backing_off(self) -> bool:
+        """Wait a little (for weights, or asleep) while the insert backoff runs."""
+        remaining = self._backoff_until - time.monotonic()
+        if remaining <= 0:
+            return False
+        if self.receiver is None:
+            time.sleep(min(remaining, 10 * THROTTLE_POLL))
+        else:
+            self._take_weights(min(remaining, THROTTLE_POLL))
+        return True
+
     def _take_weights(self, timeout: float) -> None:
         if self.receiver is None:
             return
@@ -165,8 +186,15 @@ class Actor:
         batch = stack(self._pending, self.index)
         self._pending = []
         priorities = self._priorities(batch) if self.hp.actor_priorities else None
+        limited = self.client.stats()["rate_limited"]
         with contextlib.suppress(ReplayError):  # counted in the client's stats; carry on
             self.client.insert_many(transition.to_payloads(transition.encode(batch)), priorities)
+        # (without ACK, refusals of a flush are seen when the next one drains them)
+        if self.client.stats()["rate_limited"] > limited:
+            self._backoff = min(BACKOFF_MAX, max(BACKOFF_MIN, 2 * self._backoff))
+            self._backoff_until = time.monotonic() + self._backoff
+        else:
+            self._backoff = 0.0
 
     @torch.inference_mode()
     def _priorities(self, t: transition.Transitions) -> np.ndarray | None:

@@ -33,7 +33,16 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from agent.protocol import MAX_BATCH, NUM_SLOTS, REPLAY_UDP_PORT, Mode, Op, Status
+from agent.protocol import (
+    INSERT_WINDOW_US,
+    MAX_BATCH,
+    MAX_INSERT_LIMIT,
+    NUM_SLOTS,
+    REPLAY_UDP_PORT,
+    Mode,
+    Op,
+    Status,
+)
 from agent.replay_memory import (
     ALLOW_INSERT,
     ALLOW_SAMPLE,
@@ -211,13 +220,17 @@ def parse_allow(spec: str) -> tuple[str, int]:
 
 
 def build_service(tables: list[int], config: TableConfig, allow: list[tuple[str, int]],
-                  seed: int | None = None) -> ReplayService:
-    """A service with `config` on each of `tables` and the ACL entries on all of them."""
+                  seed: int | None = None, insert_limit: int | None = None) -> ReplayService:
+    """A service with `config` on each of `tables` and the ACL entries on all of them;
+    with `insert_limit`, each allowed host's INSERTs per window on each table are
+    limited as the switch's insert_limit entries do."""
     service = ReplayService(seed=seed)
     for table in tables:
         service.configure(table, config)
         for ip, ops in allow:
             service.allow(ip, table, ops)
+            if insert_limit is not None and ops & ALLOW_INSERT:
+                service.limit_inserts(ip, table, insert_limit)
     return service
 
 
@@ -241,6 +254,11 @@ def main(argv: list[str] | None = None) -> None:
                         metavar="IP[:OPS]", help="ACL entry for every table (default deny)")
     parser.add_argument("--admin", action="append", default=[], metavar="IP",
                         help="host treated as the controller (CPU-port ops)")
+    parser.add_argument("--insert-limit", type=int, default=None, metavar="N",
+                        help=f"at most N INSERTs per --allow'ed host and table per window of "
+                             f"{INSERT_WINDOW_US} us, as the switch's insert_limit "
+                             f"(0..{MAX_INSERT_LIMIT}; default: unlimited); more are refused "
+                             "RATE_LIMITED")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--rate", type=float, default=0.0,
                         help="pace replies to this many per second, over all requests "
@@ -253,12 +271,14 @@ def main(argv: list[str] | None = None) -> None:
         pacing = Pacing(args.rate, args.burst)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.insert_limit is not None and not 0 <= args.insert_limit <= MAX_INSERT_LIMIT:
+        parser.error(f"--insert-limit must be 0..{MAX_INSERT_LIMIT}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     config = TableConfig(enabled=not args.disabled, capacity=args.capacity,
                          min_size=args.min_size, max_batch=args.max_batch,
                          default_mode=Mode[args.mode.upper()])
-    service = build_service(args.tables, config, args.allow, args.seed)
+    service = build_service(args.tables, config, args.allow, args.seed, args.insert_limit)
     server = HostServer(service, (args.bind, args.port), admins=args.admin, pacing=pacing)
     signal.signal(signal.SIGTERM, lambda *_: server.request_stop())
     ip, port = server.address

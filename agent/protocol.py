@@ -30,6 +30,13 @@ MAX_BATCH = 255
 RESET_GROUP = 255
 RESET_FANOUT = 64
 
+# The per-host INSERT limit (p4src/v1model/insert_limit.p4): a budget per
+# window of 2^INSERT_WINDOW_SHIFT microseconds, in one of NUM_INSERT_LIMITERS limiters.
+INSERT_WINDOW_SHIFT = 20
+INSERT_WINDOW_US = 1 << INSERT_WINDOW_SHIFT
+NUM_INSERT_LIMITERS = 1024
+MAX_INSERT_LIMIT = 0xFFFF
+
 HEADER = struct.Struct("!8B5IQ")
 HEADER_BYTES = HEADER.size  # 36
 
@@ -66,6 +73,7 @@ class Status(IntEnum):
     DENIED = 9
     STALE = 10
     EMPTY = 11
+    RATE_LIMITED = 12
 
 
 class Mode(IntEnum):

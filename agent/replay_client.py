@@ -28,7 +28,8 @@ Loss handling (UDP is lossy; every call is bounded in time):
   insert whose ACK (not the request) was lost is stored twice.
 * INSERT/UPDATE without ACK are fire-and-forget and counted as sent. Error
   replies the switch sends for them anyway are counted as `refused` when they
-  are next drained (and logged once per op and status).
+  are next drained (and logged once per op and status). INSERTs refused
+  RATE_LIMITED (the table's per-host limit) are also counted in `rate_limited`.
 * SAMPLE n: replies are collected by (request id, index); duplicates and
   replies to finished requests are dropped. Each reply is an independent draw,
   so on timeout with k < n replies the client sends a top-up SAMPLE for the
@@ -72,7 +73,7 @@ log = logging.getLogger(__name__)
 BACKENDS = ("switch", "host", "inprocess")
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
              "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
-             "malformed_replies")
+             "malformed_replies", "rate_limited")
 
 
 class ReplayError(RuntimeError):
@@ -507,10 +508,12 @@ class ReplayClient:
         else:
             pending.status = msg.status
             self._counts["refused"] += 1
+            self._counts["rate_limited"] += msg.status == Status.RATE_LIMITED
         self._finish(pending)
 
     def _note_refusal(self, msg: Message) -> None:
         self._counts["refused"] += 1
+        self._counts["rate_limited"] += msg.status == Status.RATE_LIMITED
         key = (msg.op, msg.status)
         if key not in self._warned:
             self._warned.add(key)

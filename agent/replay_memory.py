@@ -5,10 +5,10 @@ running max priority, sum tree, slot stamps and payloads: table_state.p4,
 sum_tree.p4, slot_store.p4). `ReplayService` is the request pipeline of
 replay_admission.p4 and replay_service.p4 over NUM_TABLES tables: admission
 (statuses in the switch's precedence), per-table config, the ACL, the
-operation, the replies and the request counters. The host replay server and
-the in-process client backend both run requests through `ReplayService.handle`,
-so they answer exactly as the switch does: same statuses, same reply fields,
-the same replies omitted.
+per-host INSERT limit (insert_limit.p4), the operation, the replies and the
+request counters. The host replay server and the in-process client backend
+both run requests through `ReplayService.handle`, so they answer exactly as
+the switch does: same statuses, same reply fields, the same replies omitted.
 
 Python-only choices where the switch has no defined behaviour: a table's
 default mode must be UNIFORM or PRIORITIZED, and a uniform draw never indexes
@@ -18,7 +18,9 @@ past the table's NUM_SLOTS after a SET_STATE with an oversized size.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +29,9 @@ from agent.protocol import (
     FLAGS_RESERVED,
     HEADER,
     HEADER_BYTES,
+    INSERT_WINDOW_SHIFT,
     MAX_BATCH,
+    MAX_INSERT_LIMIT,
     MODE_MASK,
     MODE_SHIFT,
     NUM_SLOTS,
@@ -174,12 +178,24 @@ def parse_request(data: bytes) -> Message | None:
 _NO_HEADER = Message(op=0)
 
 
-class ReplayService:
-    """NUM_TABLES replay tables behind the switch's request pipeline (thread-safe)."""
+def _monotonic_us() -> int:
+    return time.monotonic_ns() // 1000
 
-    def __init__(self, seed: int | None = None) -> None:
+
+class ReplayService:
+    """NUM_TABLES replay tables behind the switch's request pipeline (thread-safe).
+
+    `clock` (microseconds) times the INSERT limit's windows, as the switch's
+    ingress_global_timestamp does."""
+
+    def __init__(self, seed: int | None = None,
+                 clock: Callable[[], int] = _monotonic_us) -> None:
         self.tables = [ReplayTable() for _ in range(NUM_TABLES)]
         self.acl: dict[tuple[str, int], int] = {}
+        self.insert_limits: dict[tuple[str, int], int] = {}
+        self.rate_limited: Counter[tuple[str, int]] = Counter()
+        self._windows: dict[tuple[str, int], tuple[int, int]] = {}
+        self._clock = clock
         self.counters: Counter[tuple[int, int, int]] = Counter()
         self.rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
@@ -194,6 +210,32 @@ class ReplayService:
             self.acl[(src_ip, table)] = ops
         else:
             self.acl.pop((src_ip, table), None)
+
+    def limit_inserts(self, src_ip: str, table: int, max_inserts: int | None) -> None:
+        """insert_limit entry: at most `max_inserts` INSERTs of `table` from `src_ip` per
+        window of 2^INSERT_WINDOW_SHIFT us (None: unlimited, the switch's default)."""
+        if max_inserts is None:
+            self.insert_limits.pop((src_ip, table), None)
+        elif not 0 <= max_inserts <= MAX_INSERT_LIMIT:
+            raise ValueError(f"max_inserts must be 0..{MAX_INSERT_LIMIT}")
+        else:
+            self.insert_limits[(src_ip, table)] = max_inserts
+
+    def _within_limit(self, src_ip: str, table: int) -> bool:
+        """InsertLimit.count_insert: count the INSERT in its window if the budget allows."""
+        key = (src_ip, table)
+        budget = self.insert_limits.get(key)
+        if budget is None:
+            return True
+        window = (self._clock() >> INSERT_WINDOW_SHIFT) & 0xFFFF
+        last, used = self._windows.get(key, (0, 0))
+        used = used if last == window else 0
+        if used >= budget:
+            self._windows[key] = (window, used)
+            self.rate_limited[key] += 1
+            return False
+        self._windows[key] = (window, used + 1)
+        return True
 
     def count(self, table: int | None, op: int, status: int) -> int:
         """Requests counted for (table, op, status); table None = the no-table bucket."""
@@ -235,6 +277,8 @@ class ReplayService:
             return Status.DISABLED
         if not from_cpu and not self.acl.get((src_ip, req.table), 0) & _ALLOW_BIT[Op(op)]:
             return Status.DENIED
+        if op == Op.INSERT and not from_cpu and not self._within_limit(src_ip, req.table):
+            return Status.RATE_LIMITED
         if op in (Op.UPDATE, Op.READ, Op.WRITE) and req.slot >= table.capacity:
             return Status.BAD_SLOT
         return Status.OK

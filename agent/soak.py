@@ -3,7 +3,7 @@ rate while a host without rights sends random and mutated datagrams, on each
 switch; then a snapshot proves that no stored slot changed except by the
 valid requests the soak made.
 
-    python -m agent.soak --switch all --seconds 600 --fuzz 100000
+    python -m agent.soak --switch all --seconds 600 --fuzz 100000 --forged 10000
 
 Per switch (the --seconds are shared out between the switches):
   1. the namespace testbed with the config's actors and learner and one more
@@ -16,17 +16,22 @@ Per switch (the --seconds are shared out between the switches):
      a batch and check every reply (signature, priority k/64), UPDATE the
      sampled slots (ACK) to new priorities k/64; the intruder sends --fuzz
      datagrams (random bytes, mutated requests, valid requests of every op)
-     to the replay service, paced over the run, and counts its replies;
+     to the replay service, paced over the run, and counts its replies; from
+     the intruder's port, --forged requests (INSERT, SAMPLE, UPDATE of both
+     tables, paced likewise) carry the learner's or an actor's IPv4 address
+     (and half of them its MAC too): the switch must serve none (a reply to one
+     would come back out of the intruder's port) and counts them as forged;
   4. the switch's memory (RSS) is sampled throughout; after the deadline a
      second snapshot is compared with the first: a slot may only have kept its
      experience (same stamp and payload; in table 0 a priority k/64) or hold a
      new one the soak signed, from an actor, numbered below what that actor sent.
 
 Errors (target 0): a valid request refused, a sampled or stored slot the soak
-did not write, any OK answer to the intruder, the switch process gone, a
-failure of the controller. Timeouts of UDP requests are counted apart (lost
-packets under full load, not wrong answers). Exit code: 0 no errors, 1 errors,
-2 bad usage or environment. A JSON report goes to --json.
+did not write, any OK answer to the intruder, any answer to a forged request,
+the switch process gone, a failure of the controller. Timeouts of UDP requests
+are counted apart (lost packets under full load, not wrong answers). Exit
+code: 0 no errors, 1 errors, 2 bad usage or environment. A JSON report goes
+to --json.
 """
 
 from __future__ import annotations
@@ -48,17 +53,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agent import protocol
+from agent import protocol, udp_frame
 from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
 from bmv2.launch import SWITCH_KINDS, find_bmv2, resolve_kind
-from bmv2.netns import enter, have_netns, inside
+from bmv2.netns import enter, have_netns, inside, raw_socket
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
 from controller import snapshot
 from controller.config import AclRule, Config, Host, ReplayTable
 from controller.inband import InbandChannel
-from controller.stats import OTHER_TABLE, read_stats
+from controller.stats import OTHER_TABLE, read_guard_drops, read_stats
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
@@ -69,6 +74,8 @@ BATCH = 32
 PREFILL = (1500, 600)                  # experiences in the soak and witness tables first
 INTRUDER = Host("intruder", "198.18.2.1", "02:00:00:00:02:01", 20, "host")
 MAX_EXAMPLES = 10                      # error messages kept per process
+FORGED_SPORT = 31999                   # forged requests' source port (not an ephemeral one)
+PACKET_OUTGOING = 4                    # AF_PACKET: a frame this socket's host sent
 
 
 def say(text: str) -> None:
@@ -230,6 +237,80 @@ def _count_replies(sock: socket.socket, statuses: Counter[str]) -> None:
             statuses["undecodable"] += 1
 
 
+# --- the forger: the intruder in other hosts' names --------------------------------------
+
+@dataclass(frozen=True)
+class Forger:
+    """What the forging process needs (picklable): the intruder's namespace, interface
+    and MAC, the (IPv4, MAC) of the hosts it poses as, the VIP and its MAC."""
+
+    netns: str
+    iface: str
+    mac: str
+    victims: tuple[tuple[str, str], ...]
+    vip: str
+    vip_mac: str
+    count: int
+    deadline: float
+    seed: int
+
+
+def forged_frame(f: Forger, rng: random.Random) -> bytes:
+    """A valid INSERT, SAMPLE or UPDATE of either table in a victim's IPv4 address,
+    from the intruder's MAC or the victim's."""
+    ip, mac = rng.choice(f.victims)
+    table, rid = rng.choice((SOAK_TABLE, WITNESS_TABLE)), rng.getrandbits(32)
+    msg = rng.choice((
+        lambda: protocol.insert(table, rng.randbytes(protocol.PAYLOAD_BYTES), ack=True),
+        lambda: protocol.sample(table, rng.randrange(1, 33)),
+        lambda: protocol.update(table, rng.randrange(4096), rng.getrandbits(16), 2.0,
+                                ack=True)))()
+    return udp_frame.build(udp_frame.UdpFrame(
+        mac if rng.random() < 0.5 else f.mac, f.vip_mac, ip, f.vip, FORGED_SPORT,
+        REPLAY_UDP_PORT, protocol.encode(protocol.with_request_id(msg, rid))))
+
+
+def forger_load(f: Forger, out: Any) -> None:
+    """Send `count` forged requests paced until the deadline; count the answers (any
+    reply comes back out of the intruder's port, to FORGED_SPORT)."""
+    sock = raw_socket(f.iface, f.netns)
+    sock.setblocking(False)
+    rng = random.Random(f.seed)
+    start = time.monotonic()
+    span = max(f.deadline - start, 0.1) * 0.9
+    sent = served = 0
+
+    def answers() -> int:
+        n = 0
+        while True:
+            try:
+                data, addr = sock.recvfrom(65535)
+            except (BlockingIOError, InterruptedError):
+                return n
+            except OSError:
+                continue
+            frame = udp_frame.parse(data)
+            n += (addr[2] != PACKET_OUTGOING and frame is not None
+                  and frame.src_port == REPLAY_UDP_PORT and frame.dst_port == FORGED_SPORT)
+
+    while sent < f.count and time.monotonic() < f.deadline:
+        if sent > f.count * (time.monotonic() - start) / span:
+            time.sleep(0.001)
+        else:
+            try:
+                sock.send(forged_frame(f, rng))
+                sent += 1
+            except OSError:
+                time.sleep(0.001)
+        served += answers()
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        served += answers()
+        time.sleep(0.01)
+    sock.close()
+    out.put({"forged_sent": sent, "forged_served": served})
+
+
 # --- the soak of one switch ---------------------------------------------------------------
 
 def soak_config(base: Config, actors: int) -> Config:
@@ -274,6 +355,9 @@ class SoakResult:
     client: dict[str, int] = field(default_factory=dict)
     fuzz_sent: int = 0
     fuzz_replies: dict[str, int] = field(default_factory=dict)
+    forged_sent: int = 0
+    forged_served: int = 0
+    forged_counted: int = 0        # the switch's forged_sources count at the intruder's port
     slots: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
 
@@ -335,7 +419,7 @@ def compare(before: list[dict], after: list[dict], key: bytes,
 
 
 def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
-                log_dir: Path | None = None, seed: int = 1) -> SoakResult:
+                log_dir: Path | None = None, seed: int = 1, forged: int = 0) -> SoakResult:
     """Run the soak on one switch kind; its figures."""
     cfg = soak_config(cfgmod.load(config), actors)
     key = os.urandom(32)
@@ -350,9 +434,11 @@ def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
         tables = (SOAK_TABLE, WITNESS_TABLE)
         before = [snapshot.snapshot_table(inband, t, 4096) for t in tables]
         base_stats = read_stats(bed.session, list(tables))
+        base_forged = read_guard_drops(bed.session).forged.get(INTRUDER.port, 0)
         memory = [rss_kib(pid)]
-        say(f"{kind}: {actors} actors at full rate and {fuzz} fuzz datagrams for "
-            f"{seconds:.0f} s; switch RSS {memory[0] / 1024:.1f} MiB")
+        say(f"{kind}: {actors} actors at full rate, {fuzz} fuzz datagrams and {forged} "
+            f"forged-source requests for {seconds:.0f} s; switch RSS "
+            f"{memory[0] / 1024:.1f} MiB")
         deadline = time.monotonic() + seconds
         ctx = mp.get_context("spawn")
         out = ctx.Queue()
@@ -361,6 +447,11 @@ def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
             for i, h in enumerate(h for h in cfg.hosts if h.role == "actor")]
         procs.append(ctx.Process(target=intruder_load, args=(
             bed.ns_name(INTRUDER.name), INTRUDER.ip, cfg.vip, fuzz, deadline, seed, out)))
+        if forged:
+            victims = tuple((h.ip, h.mac) for h in cfg.hosts if h.name != INTRUDER.name)
+            procs.append(ctx.Process(target=forger_load, args=(Forger(
+                bed.ns_name(INTRUDER.name), bed.host_iface(INTRUDER.name), INTRUDER.mac,
+                victims, cfg.vip, cfg.vip_mac, forged, deadline, seed + 7), out)))
         for p in procs:
             p.start()
         stop = threading.Event()
@@ -385,6 +476,8 @@ def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
             return _finish(result, errors, memory)
         after = [snapshot.snapshot_table(inband, t, 4096) for t in tables]
         stats = read_stats(bed.session, list(tables))
+        result.forged_counted = read_guard_drops(bed.session).forged.get(
+            INTRUDER.port, 0) - base_forged
     sent = {r["actor"]: r["sent"] for r in reports if "actor" in r}
     sent[255] = sum(PREFILL)
     result.slots, slot_errors = compare(before, after, key, sent)
@@ -395,10 +488,14 @@ def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
         client.update(r.get("client", {}))
         if "fuzz_sent" in r:
             result.fuzz_sent, result.fuzz_replies = r["fuzz_sent"], r["fuzz_replies"]
+        if "forged_sent" in r:
+            result.forged_sent, result.forged_served = r["forged_sent"], r["forged_served"]
     client["samples_checked"] = sum(r.get("checked", 0) for r in reports)
     result.client = dict(client)
     if result.fuzz_replies.get("OK"):
         errors["the intruder got OK answers"] += result.fuzz_replies["OK"]
+    if result.forged_served:
+        errors["forged-source requests were answered"] += result.forged_served
     for t, s in stats.items():
         b = base_stats[t]
         for op, n in s.ok.items():
@@ -438,6 +535,9 @@ def print_result(r: SoakResult) -> None:
         f"{c.get('retries', 0)} retries")
     say(f"{r.switch}: intruder sent {r.fuzz_sent} datagrams; answers "
         + (", ".join(f"{k}={v}" for k, v in sorted(r.fuzz_replies.items())) or "none"))
+    if r.forged_sent:
+        say(f"{r.switch}: intruder sent {r.forged_sent} requests in other hosts' names; "
+            f"served {r.forged_served}, dropped as forged by the switch {r.forged_counted}")
     say(f"{r.switch}: slots " + ", ".join(f"{k}={v}" for k, v in sorted(r.slots.items())))
     say(f"{r.switch}: errors {r.error_count}"
         + "".join(f"\n    {n} x {what}" for what, n in r.errors.items()))
@@ -452,13 +552,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=600.0,
                    help="total duration, shared out between the switches (default 600)")
     p.add_argument("--fuzz", type=int, default=100_000, help="fuzz datagrams per switch")
+    p.add_argument("--forged", type=int, default=10_000,
+                   help="requests per switch the intruder sends in other hosts' names")
     p.add_argument("--actors", type=int, default=4)
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--json", type=Path, default=None,
                    help="report file (default runs/soak-<time>.json)")
     args = p.parse_args(argv)
-    if args.seconds <= 0 or args.fuzz < 0 or args.actors < 1:
-        print("error: --seconds must be positive, --fuzz >= 0, --actors >= 1", file=sys.stderr)
+    if args.seconds <= 0 or args.fuzz < 0 or args.forged < 0 or args.actors < 1:
+        print("error: --seconds must be positive, --fuzz and --forged >= 0, --actors >= 1",
+              file=sys.stderr)
         return 2
     ok, why = have_netns()
     if not ok:
@@ -471,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind in kinds:
             run_dir = REPO / "runs" / f"soak-{kind}-{int(time.time())}"
             results.append(soak_switch(kind, args.seconds / len(kinds), args.fuzz,
-                                       args.actors, args.config, run_dir / "logs"))
+                                       args.actors, args.config, run_dir / "logs",
+                                       forged=args.forged))
             print_result(results[-1])
     except (cfgmod.ConfigError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -194,6 +194,11 @@ def _guard_lines(ctx: Context, drops: GuardDrops) -> str:
         lines.append(f"forged sources dropped: {per_port(drops.forged)}")
     if drops.broadcasts:
         lines.append(f"broadcasts refused: {per_port(drops.broadcasts)}")
+    if drops.rate_limited:
+        limiters = {lim.index: f"table {lim.table} {lim.host}" for lim in ctx.cfg.insert_limiters()}
+        lines.append("inserts rate-limited: " + ", ".join(
+            f"{limiters.get(i, f'limiter {i}')} {n}"
+            for i, n in sorted(drops.rate_limited.items())))
     return "\n".join(lines)
 
 

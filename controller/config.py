@@ -13,6 +13,8 @@ import yaml
 
 from agent.protocol import (
     MAX_BATCH,
+    MAX_INSERT_LIMIT,
+    NUM_INSERT_LIMITERS,
     NUM_SLOTS,
     NUM_TABLES,
     REPLAY_UDP_PORT,
@@ -25,6 +27,7 @@ OPS = {"insert": 0x01, "sample": 0x02, "update": 0x04}
 MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
 ROLES = ("learner", "actor", "replay_server", "host")
 MAX_PORT = 510
+LIMITERS_PER_TABLE = NUM_INSERT_LIMITERS // NUM_TABLES   # hosts a table's limit covers
 
 
 class ConfigError(ValueError):
@@ -48,10 +51,23 @@ class ReplayTable:
     max_batch: int = 128
     mode: str = "prioritized"
     enabled: bool = True
+    insert_limit: int | None = None     # INSERTs per host per window; None: unlimited
 
     @property
     def mode_code(self) -> int:
         return int(MODES[self.mode])
+
+
+@dataclass(frozen=True)
+class InsertLimiter:
+    """One insert_limit entry: `host` may INSERT into `table` `max_inserts` times per
+    window, counted in limiter `index` (p4src/include/insert_limit.p4)."""
+
+    index: int
+    table: int
+    host: str
+    ip: str
+    max_inserts: int
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,21 @@ class Config:
             if t.id == table_id:
                 return t
         raise ConfigError(f"{self.source}: no replay table {table_id}")
+
+    def insert_limiters(self) -> list[InsertLimiter]:
+        """The insert_limit entries: one per (table with an insert_limit, host the ACL
+        lets insert into it), limiter index = table * LIMITERS_PER_TABLE + the host's
+        position in `hosts` (stable while the hosts list is)."""
+        inserters = {(rule.host, rule.table) for rule in self.acl if "insert" in rule.ops}
+        out = []
+        for t in sorted(self.tables, key=lambda t: t.id):
+            if t.insert_limit is None:
+                continue
+            for position, h in enumerate(self.hosts):
+                if (h.name, t.id) in inserters:
+                    out.append(InsertLimiter(t.id * LIMITERS_PER_TABLE + position, t.id, h.name,
+                                             h.ip, t.insert_limit))
+        return out
 
 
 class _Node:
@@ -250,6 +281,9 @@ def table_problems(t: ReplayTable) -> list[tuple[str, str]]:
         problems.append(("max_batch", f"must be 1..{MAX_BATCH}"))
     if t.mode not in MODES:
         problems.append(("mode", f"'{t.mode}' is not one of {', '.join(MODES)}"))
+    if t.insert_limit is not None and not 0 <= t.insert_limit <= MAX_INSERT_LIMIT:
+        problems.append(("insert_limit", f"must be 0..{MAX_INSERT_LIMIT} INSERTs per host per "
+                                         "window (omit it for no limit)"))
     return problems
 
 
@@ -262,7 +296,7 @@ def validate_table(t: ReplayTable, where: str) -> ReplayTable:
 
 def _table(node: _Node) -> ReplayTable:
     f = _fields(node, {"id": int, "capacity": int, "min_size": int, "max_batch": int,
-                       "mode": str, "enabled": bool}, ("id",))
+                       "mode": str, "enabled": bool, "insert_limit": int}, ("id",))
     t = ReplayTable(**{k: v for k, (_, v) in f.items()})
     for key, problem in table_problems(t):
         raise node.fail(key, problem, f.get(key, f["id"])[0])
@@ -321,6 +355,10 @@ def parse(text: str, source: str = "<config>") -> Config:
         _check(not bad and bool(ops), n, "ops", f"ops must be a non-empty list of "
                f"{', '.join(OPS)} (got {ops})", af["ops"][0])
         acl.append(AclRule(af["host"][1], af["table"][1], tuple(ops)))
+
+    if any(t.insert_limit is not None for t in tables) and len(hosts) > LIMITERS_PER_TABLE:
+        raise top.fail("hosts", f"at most {LIMITERS_PER_TABLE} hosts when a table has an "
+                       "insert_limit (one limiter per table and host)", f["hosts"][0])
 
     broadcast = None
     if "broadcast" in f:

@@ -25,6 +25,7 @@ TABLES = {
     "rewrite": "ReplayEgress.broadcast.broadcast_rewrite",
     "source_guard": P + "source.source_guard",
     "broadcast_senders": P + "ipv4.broadcast_senders",
+    "insert_limit": P + "replay.limiter.insert_limit",
 }
 MANAGED_TABLES = tuple(TABLES.values())
 
@@ -79,6 +80,11 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
     for (ip, table), mask in sorted(masks.items()):
         out.append(e(TABLES["acl"], {"hdr.ipv4.src_addr": ip, "hdr.replay.table_id": table},
                      P + "replay.allow", {"ops": mask}))
+    for lim in cfg.insert_limiters():
+        out.append(e(TABLES["insert_limit"], {"hdr.replay.table_id": lim.table,
+                                              "hdr.ipv4.src_addr": lim.ip},
+                     P + "replay.limiter.limit",
+                     {"index": lim.index, "max_inserts": lim.max_inserts}))
     for port, base in sample_bases(cfg).items():
         out.append(e(TABLES["sample_replication"], {"meta.orig_port": port},
                      P + "replay.replicate", {"group_base": base}))

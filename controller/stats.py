@@ -13,6 +13,7 @@ COUNTER = "ReplayEgress.replay.replay_requests"
 SAMPLED_COUNTER = "ReplayEgress.replay.replay_sampled"
 FORGED_COUNTER = "ReplayIngress.source.forged_sources"
 BROADCAST_COUNTER = "ReplayIngress.ipv4.refused_broadcasts"
+RATE_LIMITED_COUNTER = "ReplayIngress.replay.limiter.rate_limited"
 OTHER_TABLE = protocol.NUM_TABLES
 
 
@@ -75,18 +76,22 @@ def read_stats(session: P4RuntimeSession, tables: list[int],
 
 @dataclass
 class GuardDrops:
-    """Packets the switch dropped per ingress port: forged sources, refused broadcasts."""
+    """Packets the switch dropped per ingress port: forged sources, refused broadcasts;
+    and INSERTs refused RATE_LIMITED per limiter (Config.insert_limiters names them)."""
 
     forged: dict[int, int] = field(default_factory=dict)
     broadcasts: dict[int, int] = field(default_factory=dict)
+    rate_limited: dict[int, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"forged_sources": self.forged, "refused_broadcasts": self.broadcasts}
+        return {"forged_sources": self.forged, "refused_broadcasts": self.broadcasts,
+                "rate_limited": self.rate_limited}
 
 
 def read_guard_drops(session: P4RuntimeSession) -> GuardDrops:
-    """The SourceGuard and broadcast-sender counters (only ports with drops)."""
+    """The SourceGuard, broadcast-sender and insert-limit counters (nonzero cells only)."""
     def nonzero(counter: str) -> dict[int, int]:
         return {port: packets for port, (packets, _bytes) in session.read_counter(counter).items()
                 if packets}
-    return GuardDrops(nonzero(FORGED_COUNTER), nonzero(BROADCAST_COUNTER))
+    return GuardDrops(nonzero(FORGED_COUNTER), nonzero(BROADCAST_COUNTER),
+                      nonzero(RATE_LIMITED_COUNTER))

@@ -29,6 +29,7 @@
 #include "include/parser.p4"
 #include "v1model/parser.p4"
 #include "include/forwarding.p4"
+#include "v1model/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "v1model/table_state.p4"
 #include "v1model/draw.p4"
@@ -59,6 +60,7 @@ control ReplayIngress(inout headers_t hdr,
 
     apply {
         meta.in_port = std.ingress_port;
+        meta.now = std.ingress_global_timestamp;
         meta.recirculated = (bit<1>)(std.instance_type == INSTANCE_RECIRC);
         if (meta.recirculated == 0) {
             meta.orig_port = std.ingress_port;

@@ -29,6 +29,7 @@
 #include "include/parser.p4"
 #include "tna/parser.p4"
 #include "include/forwarding.p4"
+#include "tna/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "tna/table_state.p4"
 #include "tna/draw.p4"
@@ -63,6 +64,7 @@ control ReplayIngress(inout tna_headers_t hdr,
 
     apply {
         meta.in_port = ig_intr_md.ingress_port;
+        meta.now = ig_intr_md.ingress_mac_tstamp;
         meta.recirculated = (bit<1>)hdr.loop.isValid();
         if (hdr.loop.isValid()) {
             meta.from_cpu = hdr.loop.from_cpu;

@@ -95,6 +95,9 @@ const bit<8> STATUS_BAD_SLOT        = 8;
 const bit<8> STATUS_DENIED          = 9;
 const bit<8> STATUS_STALE           = 10;
 const bit<8> STATUS_EMPTY           = 11;
+const bit<8> STATUS_RATE_LIMITED    = 12;   /* <arch>/insert_limit.p4 */
+
+#define NUM_INSERT_LIMITERS 1024        /* one per (table, host) that may insert */
 
 /* ACL permission bits (action parameter of replay_acl). */
 const bit<8> ALLOW_INSERT = 0x01;

@@ -124,6 +124,7 @@ struct metadata_t {
      * (each architecture's top level copies them in and out) */
     bit<9>  in_port;         /* ingress port of this pass */
     bit<1>  recirculated;    /* this ingress pass follows a recirculation */
+    bit<48> now;             /* ingress timestamp (InsertLimit's windows) */
     bit<9>  out_port;        /* ingress: unicast egress port */
     bit<16> mcast_grp;       /* ingress: multicast group, 0 = unicast */
     bit<1>  dropped;         /* ingress: drop the packet (SourceGuard, forwarding) */

@@ -17,6 +17,8 @@
 #define REPLAY_ADMISSION_P4
 
 control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
+    InsertLimit() limiter;
+
     action configure(bit<1> enabled, bit<32> capacity, bit<32> min_size,
                      bit<8> max_batch, bit<8> default_mode) {
         meta.enabled = enabled;
@@ -134,6 +136,9 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                     || (op == OP_UPDATE && (meta.allowed_ops & ALLOW_UPDATE) == 0)) {
                     meta.status = STATUS_DENIED;
                 }
+            }
+            if (meta.status == STATUS_OK && op == OP_INSERT && meta.from_cpu == 0) {
+                limiter.apply(hdr, meta);   /* per-host budget, <arch>/insert_limit.p4 */
             }
             if (meta.status == STATUS_OK && (op == OP_UPDATE || op == OP_READ || op == OP_WRITE)
                 && hdr.replay.slot >= meta.capacity) {

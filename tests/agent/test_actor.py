@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
+from agent import actor as actor_mod
 from agent import transition
 from agent.actor import Actor, ActorReport, actor_epsilon
 from agent.dqn import QNetwork, flat_parameters
 from agent.hparams import Hyperparams
-from agent.protocol import decode_batch, sample
+from agent.protocol import Op, Status, decode_batch, sample
 from agent.replay_client import make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
 from agent.weights import WeightReceiver, WeightSender
@@ -50,6 +52,28 @@ def test_actor_inserts_n_step_transitions_and_reports() -> None:
     assert set(t.actor) == {2} and set(t.action) <= {0, 1}
     assert np.all(np.isclose(t.discount[:, None], [0.99, 0.99**2, 0.99**3]).any(axis=1))
     assert np.all(t.ret <= 3.0) and np.all(t.ret >= 1.0)
+
+
+@pytest.mark.parametrize("ack", [False, True])
+def test_a_rate_limited_actor_backs_off_and_carries_on(monkeypatch: pytest.MonkeyPatch,
+                                                       ack: bool) -> None:
+    monkeypatch.setattr(actor_mod, "BACKOFF_MIN", 0.01)
+    monkeypatch.setattr(actor_mod, "BACKOFF_MAX", 0.04)
+    svc = ReplayService(seed=0, clock=lambda: 0)  # one window for the whole test
+    svc.configure(0, TableConfig(capacity=4096))
+    svc.allow("127.0.0.1", 0, ALLOW_ALL)
+    svc.limit_inserts("127.0.0.1", 0, 16)
+    client = make_client("inprocess", service=svc, ack_inserts=ack)
+    actor = Actor(0, 1, HP, client, None, seed=1)
+    started = time.monotonic()
+    actor.run(threading.Event(), max_steps=80)  # ~10 flushes of 8: 2 stored, ~8 refused
+    elapsed = time.monotonic() - started
+    assert actor.env_steps == 80 and svc.tables[0].size == 16
+    refused = svc.count(0, Op.INSERT, Status.RATE_LIMITED)
+    assert refused > 40 and svc.rate_limited[("127.0.0.1", 0)] == refused
+    # without ACK the last flush's refusals are still undrained
+    assert refused - HP.insert_batch <= client.stats()["rate_limited"] <= refused
+    assert actor._backoff == 0.04 and elapsed >= 0.01 + 0.02 + 4 * 0.04
 
 
 def test_actor_takes_broadcast_weights_and_then_computes_priorities() -> None:

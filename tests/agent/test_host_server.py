@@ -13,11 +13,18 @@ import numpy as np
 import pytest
 
 from agent import launch, protocol
-from agent.host_server import DEFAULT_BURST, HostServer, Pacer, Pacing, parse_allow
+from agent.host_server import (
+    DEFAULT_BURST,
+    HostServer,
+    Pacer,
+    Pacing,
+    build_service,
+    parse_allow,
+)
 from agent.protocol import PRIORITY_ONE, Message, Mode, Op, Status
 from agent.replay_memory import ALLOW_INSERT, ALLOW_SAMPLE, TableConfig
 from agent.server_process import ServerProcess
-from tests.agent.conftest import OUTSIDER, RawPeer
+from tests.agent.conftest import LOOPBACK, OUTSIDER, RawPeer
 
 
 def payload(i: int) -> bytes:
@@ -73,6 +80,22 @@ def test_stale_updates_are_refused_and_counted(server: HostServer, peer: RawPeer
 def test_every_refusal_gets_its_status(peer: RawPeer, msg: Message, status: Status) -> None:
     reply = peer.request(msg)[0]
     assert (reply.status, reply.request_id, reply.op) == (status, msg.request_id, msg.op)
+
+
+def test_insert_limit_refuses_inserts_as_the_switch_does() -> None:
+    service = build_service([0], TableConfig(capacity=8), [(LOOPBACK, ALLOW_INSERT)],
+                            insert_limit=0)
+    server = HostServer(service, (LOOPBACK, 0)).start()
+    peer = RawPeer(server.address)
+    try:
+        for ack in (True, False):  # a refusal is answered with or without ACK
+            reply = peer.request(protocol.insert(0, payload(1), ack=ack, request_id=3))[0]
+            assert (reply.status, reply.size) == (Status.RATE_LIMITED, 0)
+        assert service.tables[0].size == 0
+        assert service.count(0, Op.INSERT, Status.RATE_LIMITED) == 2
+    finally:
+        peer.close()
+        server.stop()
 
 
 def test_acl_denies_unlisted_hosts(server: HostServer) -> None:

@@ -202,3 +202,30 @@ def test_parse_request_extracts_like_the_parser() -> None:
     sample_with_tail = HEADER_ONLY + payload(1)
     assert parse_request(sample_with_tail).payload is None
     assert parse_request(HEADER_ONLY) == replace(protocol.sample(0, 1))
+
+
+def test_insert_limit_counts_per_host_and_window() -> None:
+    now = [0]
+    s = ReplayService(seed=1, clock=lambda: now[0])
+    s.configure(0, TableConfig(capacity=64))
+    s.allow(HOST, 0, ALLOW_ALL)
+    s.allow(ACTOR, 0, ALLOW_INSERT)
+    s.limit_inserts(ACTOR, 0, 3)
+    statuses = [one(s, protocol.insert(0, payload(i), ack=True), ACTOR).status for i in range(5)]
+    assert statuses == [Status.OK] * 3 + [Status.RATE_LIMITED] * 2
+    refused = one(s, protocol.insert(0, payload(9)), ACTOR)  # answered without ACK too
+    assert (refused.status, refused.size, refused.total) == (Status.RATE_LIMITED, 0, 0)
+    assert all(insert(s, i).ok for i in range(10))  # HOST has no limit
+    assert s.tables[0].size == 13 and s.rate_limited[(ACTOR, 0)] == 3
+    assert s.count(0, Op.INSERT, Status.RATE_LIMITED) == 3
+    now[0] = protocol.INSERT_WINDOW_US - 1        # still the first window
+    assert one(s, protocol.insert(0, payload(0), ack=True), ACTOR).status == Status.RATE_LIMITED
+    now[0] = protocol.INSERT_WINDOW_US            # the next one: a new budget
+    assert one(s, protocol.insert(0, payload(0), ack=True), ACTOR).ok
+    s.limit_inserts(ACTOR, 0, 0)
+    assert one(s, protocol.insert(0, payload(0), ack=True), ACTOR).status == Status.RATE_LIMITED
+    assert one(s, protocol.write(0, 0, 5, PRIORITY_ONE, payload(0)), cpu=True).ok  # CPU: no limit
+    s.limit_inserts(ACTOR, 0, None)
+    assert one(s, protocol.insert(0, payload(0), ack=True), ACTOR).ok
+    with pytest.raises(ValueError):
+        s.limit_inserts(ACTOR, 0, protocol.MAX_INSERT_LIMIT + 1)

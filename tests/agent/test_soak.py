@@ -83,18 +83,21 @@ def test_fuzz_mixes_random_mutated_and_valid_requests() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["python", "bmv2"])
 def test_short_soak(kind: str, tmp_path) -> None:
-    """Full-rate load and fuzz for a few seconds: no errors, the intruder served
-    nothing, every stored slot accounted for, the switch's memory flat."""
+    """Full-rate load, fuzz and forged sources for a few seconds: no errors, the
+    intruder served nothing, in its own name or others', every stored slot
+    accounted for, the switch's memory flat."""
     ok, why = have_netns()
     if not ok:
         pytest.skip(why)
     if kind == "bmv2" and find_bmv2() is None:
         pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
     r = soak_switch(kind, seconds=8, fuzz=1500, actors=2, config=DEFAULT_CONFIG,
-                    log_dir=tmp_path / "logs")
+                    log_dir=tmp_path / "logs", forged=300)
     assert r.error_count == 0, r.errors
     assert r.fuzz_sent == 1500 and "OK" not in r.fuzz_replies
     assert sum(r.fuzz_replies.values()) > 0  # refusals come back, nothing is served
+    assert r.forged_sent == 300 and r.forged_served == 0
+    assert 0 < r.forged_counted <= 300  # dropped by the source guard (a few may be lost)
     assert r.served["INSERT"] > 0 and r.served["SAMPLE"] > 0 and r.served["UPDATE"] > 0
     assert r.client["samples_checked"] == r.client["samples"] > 0
     assert r.slots["changed_otherwise"] == 0 and r.slots["replaced_by_soak_inserts"] > 0

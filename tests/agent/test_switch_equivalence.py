@@ -48,6 +48,9 @@ CONFIGS = {
     2: TableConfig(enabled=False, capacity=16),
 }
 ACL = [(HOST, 0, ALLOW_ALL), (HOST, 1, ALLOW_ALL), (HOST, 2, ALLOW_ALL), (ACTOR, 0, ALLOW_INSERT)]
+# INSERT limits (source, table, limiter, budget): windows pass during the test, so
+# only budgets whose answer does not depend on the window: none, and never reached
+LIMITS = [(ACTOR, 0, 1, 0), (HOST, 1, 2, protocol.MAX_INSERT_LIMIT)]
 
 
 def ip(text: str) -> int:
@@ -70,6 +73,9 @@ class SwitchUnderTest:
         for src, table, ops in ACL:
             self.sw.table_add(P + "replay.replay_acl", [ip(src), table], P + "replay.allow",
                               (ops,))
+        for src, table, limiter, budget in LIMITS:
+            self.sw.table_add(P + "replay.limiter.insert_limit", [table, ip(src)],
+                              P + "replay.limiter.limit", (limiter, budget))
         for port, base in ((HOST_PORT, 512), (CPU_PORT, 1024)):
             self.sw.table_add(P + "replay.sample_replication", [port], P + "replay.replicate",
                               (base,))
@@ -104,6 +110,8 @@ def service() -> ReplayService:
         svc.configure(table, c)
     for src, table, ops in ACL:
         svc.allow(src, table, ops)
+    for src, table, _, budget in LIMITS:
+        svc.limit_inserts(src, table, budget)
     return svc
 
 

@@ -33,6 +33,15 @@ def test_good_config_loads_with_defaults() -> None:
     assert cfg.switch.cpu_port == 255
 
 
+def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
+    assert config.parse(GOOD).insert_limiters() == []  # no limit: no entries, unlimited
+    cfg = config.parse(GOOD.replace("mode: uniform}", "mode: uniform, insert_limit: 0}")
+                       .replace("ops: [sample, update]", "ops: [insert, sample]"))
+    assert [(lim.index, lim.table, lim.host, lim.ip, lim.max_inserts)
+            for lim in cfg.insert_limiters()] == [(0, 0, "learner", "198.18.0.1", 0),
+                                                  (1, 0, "actor1", "198.18.0.2", 0)]
+
+
 @pytest.mark.parametrize(("old", "new", "where"), [
     ("capacity: 1024", "capacity: 5000", ":7: tables[0].capacity: must be 1..4096"),
     ("port: 2, role", "port: 1, role", ":5: hosts[1].port: '1' is already used by host learner"),
@@ -42,6 +51,10 @@ def test_good_config_loads_with_defaults() -> None:
     ("mode: uniform", "mode: greedy", ":7: tables[0].mode: 'greedy' is not one of"),
     ("device_id: 0", "device_id: zero", ":1: switch.device_id: expected an integer"),
     ("role: actor}", "role: actor, colour: red}", ":5: hosts[1].colour: unknown field"),
+    ("mode: uniform}", "mode: uniform, insert_limit: 70000}",
+     ":7: tables[0].insert_limit: must be 0..65535 INSERTs per host per window"),
+    ("mode: uniform}", "mode: uniform, insert_limit: many}",
+     ":7: tables[0].insert_limit: expected an integer"),
 ])
 def test_bad_config_names_line_and_field(old: str, new: str, where: str) -> None:
     text = GOOD.replace(old, new)

@@ -92,6 +92,13 @@ def test_constants_match_the_compiled_data_plane() -> None:
     registers = {r["name"].rsplit(".", 1)[1]: r for r in program["register_arrays"]}
     assert registers["tree_leaf"]["size"] == protocol.NUM_TABLES * protocol.NUM_SLOTS
     assert registers["ring_ptr"]["size"] == protocol.NUM_TABLES
+    assert registers["insert_window"]["size"] == protocol.NUM_INSERT_LIMITERS
+    limit = next(a for a in program["actions"] if a["name"].endswith("limiter.limit"))
+    assert {q["name"]: q["bitwidth"] for q in limit["runtime_data"]} == {
+        "index": 16, "max_inserts": 16}  # MAX_INSERT_LIMIT = 0xFFFF
+    refuse = next(a for a in program["actions"] if a["name"].endswith("limiter.refuse"))
+    status = refuse["primitives"][0]["parameters"][1]["value"]
+    assert int(status, 16) == protocol.Status.RATE_LIMITED
     inner = [n for n in registers if n.startswith("tree_l") and n.endswith("_hi")]
     assert len(inner) == protocol.SLOT_BITS - 1
     # hardware-legal state: 32-bit cells only (wider sums are _hi/_lo pairs)
