@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol, udp_frame
+from agent import protocol
 from bmv2.launch import SwitchProcess, find_bmv2
-from controller import cli, snapshot
+from controller import cli, snapshot, udp_frame
 from controller.deploy import TABLES
 from controller.stats import COUNTER
 from controller.timing import full_table
@@ -52,8 +52,8 @@ for e in table_entry["$ACL_TABLE"].read():
 MulticastGroupEntry(7).add(11, 1).add(12, 1).insert()
 print("MCAST", sorted(r.egress_port for r in next(MulticastGroupEntry(7).read()).replicas))
 MulticastGroupEntry(7).delete()
-from agent import protocol, udp_frame
-from controller import inband
+from agent import protocol
+from controller import inband, udp_frame
 request = protocol.encode(protocol.get_state(0, request_id=4242))
 frame = udp_frame.build(udp_frame.UdpFrame(
     inband.CONTROLLER_MAC, "02:00:00:00:00:64", inband.CONTROLLER_IP, "198.18.0.100",
