@@ -3,10 +3,11 @@ P4 switch (bmv2 or the Python switch) a Mininet switch node whose ports are the
 Mininet links, and the controller's deploy of the config on top.
 
 It offers what the launcher needs of a testbed (bmv2.testbed.Bed), so
-`agent.launch.run` trains through it unchanged. Mininet hosts' namespaces have
-no names: they are addressed as /proc/PID/ns/net of each host's shell, and
-commands run in them through `mnexec -a PID`. Import this module only after
-bmv2.mininet_topo.load_mininet() has made Mininet importable.
+the launcher (agent.orchestration.launch.run) trains through it unchanged.
+Mininet hosts' namespaces have no names: they are addressed as /proc/PID/ns/net
+of each host's shell, and commands run in them through `mnexec -a PID`. Import
+this module only once Mininet is importable (agent.orchestration.mininet_topo's
+load_mininet() makes it so).
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from mininet.node import Host, Switch
 from mininet.topo import Topo
 
 from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, free_tcp_port
-from bmv2.mininet_topo import SWITCH_NAME
 from bmv2.netns import netns_id, stop_processes_in, sysctl, tx_checksum_off
-from bmv2.testbed import HOST_PREFIX_LEN, connect_and_deploy
+from bmv2.testbed import HOST_PREFIX_LEN, MININET_SWITCH, connect_and_deploy
 from controller.config import Config
 from controller.deploy import DeployReport
 from controller.p4runtime_session import P4RuntimeSession
@@ -64,11 +64,11 @@ class ReplayTopo(Topo):
     with its configured address and MAC."""
 
     def build(self, config: Config) -> None:
-        self.addSwitch(SWITCH_NAME)
+        self.addSwitch(MININET_SWITCH)
         for h in config.hosts:
             self.addHost(h.name, ip=f"{h.ip}/{HOST_PREFIX_LEN}", mac=h.mac,
                          defaultRoute=f"dev {h.name}-eth0")
-            self.addLink(h.name, SWITCH_NAME, port1=0, port2=h.port)
+            self.addLink(h.name, MININET_SWITCH, port1=0, port2=h.port)
 
 
 @dataclass

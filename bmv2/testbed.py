@@ -28,10 +28,11 @@ from controller.p4runtime_session import P4RuntimeSession
 PREFIX = "p4r"
 TESTBED_ELECTION_ID = 10  # below replayctl's default, so an operator's replayctl is primary
 HOST_PREFIX_LEN = 15  # every host address is in 198.18.0.0/15
+MININET_SWITCH = "s1"  # the P4 switch's node in bmv2.mininet_bed; its ports are s1-eth<port>
 
 
 class Bed(Protocol):
-    """What the launcher needs of a testbed: this one, or bmv2.mininet_topo's."""
+    """What the launcher needs of a testbed: this one, or bmv2.mininet_bed's."""
 
     config: Config
     session: P4RuntimeSession | None

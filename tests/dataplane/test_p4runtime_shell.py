@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from agent import protocol
+from agent.orchestration.timing import full_table
 from bmv2.launch import SwitchProcess, find_bmv2
 from controller import cli, snapshot, udp_frame
 from controller.deploy import TABLES
 from controller.stats import COUNTER
-from controller.timing import full_table
 from tests.dataplane.conftest import CONFIG
 
 REPO = Path(__file__).resolve().parents[2]

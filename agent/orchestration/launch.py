@@ -1,7 +1,7 @@
 """The main job (`make run`): train a DQN through the in-network replay on the
 namespace testbed, in one command.
 
-    python -m agent.launch --backend switch --switch auto --actors 2 --seed 1
+    python -m agent.orchestration.launch --backend switch --switch auto --actors 2 --seed 1
 
 What it does, in order:
   1. takes the hosts it needs from the config (controller/testbed.yaml): the
@@ -27,7 +27,7 @@ Through make, any of these but 0 becomes make's own 2; make's last line
 (`make: *** [Makefile:NN: run] Error 1`) names the code.
 
 Fault options (--loss, --snapshot-every, --restart-switch-at, --kill-learner-at,
---kill-actor-at; agent/faults.py) test that training rides through packet
+--kill-actor-at; agent/orchestration/faults.py) test that training rides through packet
 loss, a switch crash recovered from the periodic snapshots, a Learner killed
 and resumed from its checkpoint and an Actor that dies.
 """
@@ -47,9 +47,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
-from agent.faults import FaultInjector, FaultPlan
 from agent.host_server import Pacing
 from agent.hparams import Hyperparams, apply_overrides, check_env
+from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
 from agent.replay_client import BACKENDS
 from agent.replay_memory import TableConfig
@@ -63,7 +63,7 @@ from controller.config import Config, ConfigError
 from controller.inband import InbandChannel
 from controller.stats import read_stats
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
 MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
@@ -325,8 +325,8 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
 
 
 def build_parser(doc: str | None = __doc__,
-                 prog: str = "python -m agent.launch") -> argparse.ArgumentParser:
-    """The launcher's options (bmv2.mininet_topo adds its own, its `doc` and `prog`)."""
+                 prog: str = "python -m agent.orchestration.launch") -> argparse.ArgumentParser:
+    """The launcher's options (mininet_topo adds its own, its `doc` and `prog`)."""
     description, epilog = doc_parts(doc)
     p = ArgumentParser(prog=prog, description=description, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -352,7 +352,8 @@ def build_parser(doc: str | None = __doc__,
                    help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
-    f = p.add_argument_group("faults (agent/faults.py; times in seconds after training starts)")
+    f = p.add_argument_group("faults (agent/orchestration/faults.py; times in seconds after "
+                             "training starts)")
     f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",
                    help="drop this %% of the frames at random, each way on every link")
     f.add_argument("--snapshot-every", type=float, default=0.0, metavar="SECONDS",

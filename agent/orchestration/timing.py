@@ -2,7 +2,7 @@
 in-band PacketOut -> PacketIn round trip (docs/p4runtime-shell.md records the
 figures that chose the P4Runtime / protobuf stack).
 
-    python -m controller.timing --switch python --rounds 3
+    python -m agent.orchestration.timing --switch python --rounds 3
 
 Each round starts a switch with no ports and no pipeline, then times
 `deploy` of controller/testbed.yaml (pipeline push and every entry), a

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agent.benchmarks.harness import Figures, latency_figures
+from agent.orchestration.benchmarks.harness import Figures, latency_figures
 from bmv2.netns import udp_socket
 from bmv2.testbed import Testbed
 

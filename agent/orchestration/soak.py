@@ -3,7 +3,7 @@ rate while a host without rights sends random and mutated datagrams, on each
 switch; then a snapshot proves that no stored slot changed except by the
 valid requests the soak made.
 
-    python -m agent.soak --switch all --seconds 600 --fuzz 100000
+    python -m agent.orchestration.soak --switch all --seconds 600 --fuzz 100000
 
 Per switch (the --seconds are shared out between the switches):
   1. the namespace testbed with the config's actors and learner and one more
@@ -60,7 +60,7 @@ from controller.config import AclRule, Config, Host, ReplayTable
 from controller.inband import InbandChannel
 from controller.stats import OTHER_TABLE, read_stats
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 SOAK_TABLE, WITNESS_TABLE = 0, 1
 MAGIC = 0x50345253                     # "P4RS": a soak payload

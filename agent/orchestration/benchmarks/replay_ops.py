@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent import protocol
-from agent.benchmarks.harness import Figures, latency_figures, timed_calls
 from agent.hparams import Hyperparams
+from agent.orchestration.benchmarks.harness import Figures, latency_figures, timed_calls
 from agent.protocol import Mode
 from agent.replay_client import PendingRequest, ReplayClient
 from agent.replay_memory import Inserted

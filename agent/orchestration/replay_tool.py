@@ -1,7 +1,7 @@
 """replay-tool: talk to a replay table by hand, from a host on the testbed.
 
-    ip netns exec p4r-actor1 .venv/bin/python -m agent.replay_tool insert --count 100
-    ip netns exec p4r-learner .venv/bin/python -m agent.replay_tool sample --batch 8
+    ip netns exec p4r-actor1 .venv/bin/python -m agent.orchestration.replay_tool insert --count 100
+    ip netns exec p4r-learner .venv/bin/python -m agent.orchestration.replay_tool sample --batch 8
 
 `insert` stores random CartPole-shaped transitions (acknowledged, so the
 slots are printed and a lost packet is resent); `sample` draws a batch and
@@ -26,7 +26,7 @@ from agent.replay_client import ReplayError, RetryPolicy, make_client
 from controller import config as cfgmod
 from controller.config import ConfigError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 CARTPOLE_OBS = 4
 MODES = {"default": Mode.DEFAULT, "uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}

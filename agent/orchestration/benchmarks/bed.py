@@ -22,7 +22,7 @@ from bmv2.testbed import Testbed
 from controller import config as cfgmod
 from controller.config import AclRule, Config
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 BASE_CONFIG = REPO / "controller" / "testbed.yaml"
 CLIENT_HOST = "learner"
 SERVER_HOST = "replay"
