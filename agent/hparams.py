@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields, replace
 
 import gymnasium as gym
 
-from agent.protocol import MAX_BATCH, NUM_SLOTS
+from agent.protocol import MAX_BATCH, NUM_SLOTS, SAMPLING_MODES
 from agent.transition import max_obs_dim
 
 
@@ -91,7 +91,7 @@ def check(hp: Hyperparams) -> Hyperparams:
         problems.append(("capacity", f"must be 1..{NUM_SLOTS} (slots of a replay table)"))
     if not 0 <= hp.learning_starts <= hp.capacity:
         problems.append(("learning_starts", f"must be 0..capacity ({hp.capacity})"))
-    if hp.sample_mode not in ("prioritized", "uniform"):
+    if hp.sample_mode not in SAMPLING_MODES:
         problems.append(("sample_mode", "must be prioritized or uniform"))
     if not hp.hidden or min(hp.hidden) < 1:
         problems.append(("hidden", "must be one or more layer widths, e.g. 64,64"))

@@ -48,12 +48,12 @@ from agent.evaluate import evaluate
 from agent.hparams import Hyperparams, apply_overrides, check_env
 from agent.learner import Learner
 from agent.metrics import MetricsLog
-from agent.protocol import REPLAY_UDP_PORT, Mode
+from agent.namespace import enter
+from agent.protocol import ALLOW_ALL, REPLAY_UDP_PORT, SAMPLING_MODES
 from agent.replay_client import BACKENDS, ReplayClient, RetryPolicy, make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ReplayService, TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
-from bmv2.netns import enter
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def _free_port() -> int:
 def start_host_server(hp: Hyperparams, table: int, seed: int, run_dir: Path) -> ServerProcess:
     """A host replay server process on loopback, listening once this returns."""
     config = TableConfig(capacity=hp.capacity, min_size=hp.learning_starts,
-                         default_mode=Mode[hp.sample_mode.upper()])
+                         default_mode=SAMPLING_MODES[hp.sample_mode])
     return ServerProcess(LOOPBACK, [table], config, [LOOPBACK], run_dir / "host-server.log",
                          port=_free_port(), seed=seed).start()
 

@@ -39,7 +39,7 @@ class Bed(Protocol):
     deploy_report: DeployReport | None
 
     def ns_name(self, host: str) -> str:
-        """`host`'s network namespace, as bmv2.netns.enter takes it."""
+        """`host`'s network namespace, as agent.namespace.enter takes it."""
         ...
 
     def exec_prefix(self, host: str) -> list[str]:

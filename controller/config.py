@@ -12,17 +12,18 @@ from typing import Any
 import yaml
 
 from agent.protocol import (
+    ACL_OPS,
     MAX_BATCH,
     NUM_SLOTS,
     NUM_TABLES,
     REPLAY_UDP_PORT,
     RESET_GROUP,
-    Mode,
+    SAMPLING_MODES,
+    acl_mask,
 )
 
+DEFAULT_CONFIG = Path(__file__).resolve().with_name("testbed.yaml")  # every tool's default
 MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
-OPS = {"insert": 0x01, "sample": 0x02, "update": 0x04}
-MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
 ROLES = ("learner", "actor", "replay_server", "host")
 MAX_PORT = 510
 
@@ -51,7 +52,7 @@ class ReplayTable:
 
     @property
     def mode_code(self) -> int:
-        return int(MODES[self.mode])
+        return int(SAMPLING_MODES[self.mode])
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,7 @@ class AclRule:
 
     @property
     def mask(self) -> int:
-        mask = 0
-        for op in self.ops:
-            mask |= OPS[op]
-        return mask
+        return acl_mask(self.ops)
 
 
 @dataclass(frozen=True)
@@ -248,8 +246,8 @@ def table_problems(t: ReplayTable) -> list[tuple[str, str]]:
         problems.append(("min_size", "must be 0..capacity"))
     if not 1 <= t.max_batch <= MAX_BATCH:
         problems.append(("max_batch", f"must be 1..{MAX_BATCH}"))
-    if t.mode not in MODES:
-        problems.append(("mode", f"'{t.mode}' is not one of {', '.join(MODES)}"))
+    if t.mode not in SAMPLING_MODES:
+        problems.append(("mode", f"'{t.mode}' is not one of {', '.join(SAMPLING_MODES)}"))
     return problems
 
 
@@ -317,9 +315,9 @@ def parse(text: str, source: str = "<config>") -> Config:
         _check(af["table"][1] in ids, n, "table", f"no replay table {af['table'][1]}",
                af["table"][0])
         ops = af["ops"][1]
-        bad = [op for op in ops if op not in OPS]
+        bad = [op for op in ops if op not in ACL_OPS]
         _check(not bad and bool(ops), n, "ops", f"ops must be a non-empty list of "
-               f"{', '.join(OPS)} (got {ops})", af["ops"][0])
+               f"{', '.join(ACL_OPS)} (got {ops})", af["ops"][0])
         acl.append(AclRule(af["host"][1], af["table"][1], tuple(ops)))
 
     broadcast = None

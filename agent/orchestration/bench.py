@@ -62,6 +62,7 @@ from agent.orchestration.benchmarks.training import (
 from agent.replay_client import BACKENDS, ReplayClient
 from bmv2.launch import find_bmv2, resolve_kind
 from bmv2.netns import have_netns
+from controller.config import DEFAULT_CONFIG
 
 REPO = Path(__file__).resolve().parents[2]
 NO_SWITCH = "none"
@@ -122,7 +123,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--training-env-steps", type=int, default=300_000, help="bound per run")
     p.add_argument("--training-budget", type=float, default=4 * 3600.0,
                    help="bound on all training runs")
-    p.add_argument("--config", type=Path, default=bedmod.BASE_CONFIG)
+    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--out", type=Path, default=None,
                    help="output directory (default runs/bench-<UTC time>/; give "
                         "docs/benchmarks to replace the committed results)")

@@ -47,7 +47,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
-from agent.host_server import Pacing
+from agent.host_server import Pacing, allow_spec
 from agent.hparams import Hyperparams, apply_overrides, check_env
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
@@ -59,12 +59,11 @@ from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.netns import LossError, have_netns
 from bmv2.testbed import Bed, Testbed
 from controller import config as cfgmod
-from controller.config import Config, ConfigError
+from controller.config import DEFAULT_CONFIG, Config, ConfigError
 from controller.inband import InbandChannel
 from controller.stats import read_stats
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
 MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
@@ -120,9 +119,7 @@ def host_server(bed: Bed, table: int, run_dir: Path, seed: int,
     cfg = bed.config
     host = next(h for h in cfg.hosts if h.role == "replay_server")
     t = cfg.table(table)
-    letters = {"insert": "i", "sample": "s", "update": "u"}
-    allow = [f"{cfg.host(a.host).ip}:{''.join(letters[o] for o in a.ops)}"
-             for a in cfg.acl if a.table == table]
+    allow = [allow_spec(cfg.host(a.host).ip, a.ops) for a in cfg.acl if a.table == table]
     config = TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
                          default_mode=t.mode_code)
     return ServerProcess(host.ip, [table], config, allow, run_dir / "logs" / "host-server.log",

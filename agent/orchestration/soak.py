@@ -49,19 +49,19 @@ from pathlib import Path
 from typing import Any
 
 from agent import protocol
+from agent.namespace import enter
 from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
 from bmv2.launch import SWITCH_KINDS, find_bmv2, resolve_kind
-from bmv2.netns import enter, have_netns, inside
+from bmv2.netns import have_netns, inside
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
 from controller import snapshot
-from controller.config import AclRule, Config, Host, ReplayTable
+from controller.config import DEFAULT_CONFIG, AclRule, Config, Host, ReplayTable
 from controller.inband import InbandChannel
 from controller.stats import OTHER_TABLE, read_stats
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 SOAK_TABLE, WITNESS_TABLE = 0, 1
 MAGIC = 0x50345253                     # "P4RS": a soak payload
 PRIORITY_STEP = 1 << 10                # priorities k/64 in Q16.16

@@ -14,8 +14,8 @@ import pytest
 
 from agent import launch, protocol
 from agent.host_server import DEFAULT_BURST, HostServer, Pacer, Pacing, parse_allow
-from agent.protocol import PRIORITY_ONE, Message, Mode, Op, Status
-from agent.replay_memory import ALLOW_INSERT, ALLOW_SAMPLE, TableConfig
+from agent.protocol import ALLOW_INSERT, ALLOW_SAMPLE, PRIORITY_ONE, Message, Mode, Op, Status
+from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from tests.agent.conftest import OUTSIDER, RawPeer
 

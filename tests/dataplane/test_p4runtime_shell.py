@@ -20,7 +20,7 @@ from agent import protocol
 from agent.orchestration.timing import full_table
 from bmv2.launch import SwitchProcess, find_bmv2
 from controller import cli, snapshot, udp_frame
-from controller.deploy import TABLES
+from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
 from tests.dataplane.conftest import CONFIG
 
@@ -74,7 +74,7 @@ print("ACL_LEFT", len(list(table_entry["$ACL_TABLE"].read())))
 '''
 
 
-NAMES = {"ACL_TABLE": cli.ACL_TABLE, "CONFIG_TABLE": TABLES["config"], "COUNTER": COUNTER}
+NAMES = {"ACL_TABLE": ACL_TABLE, "CONFIG_TABLE": CONFIG_TABLE, "COUNTER": COUNTER}
 
 
 def shell(cfg: Path, script: str, *extra: str) -> dict[str, object]:

@@ -20,10 +20,8 @@ from agent.server_process import ServerProcess
 from bmv2.netns import inside
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
-from controller.config import AclRule, Config
+from controller.config import DEFAULT_CONFIG, AclRule, Config
 
-REPO = Path(__file__).resolve().parents[3]
-BASE_CONFIG = REPO / "controller" / "testbed.yaml"
 CLIENT_HOST = "learner"
 SERVER_HOST = "replay"
 TABLE = 0
@@ -116,6 +114,6 @@ class NetworkBed:
         self.testbed.stop()
 
 
-def load_config(path: Path = BASE_CONFIG) -> Config:
+def load_config(path: Path = DEFAULT_CONFIG) -> Config:
     """The benchmark config derived from `path`."""
     return bench_config(cfgmod.load(path))
