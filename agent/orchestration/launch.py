@@ -46,12 +46,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
+from agent.cli_args import ArgumentParser, doc_parts
 from agent.host_server import Pacing, allow_spec
-from agent.hparams import Hyperparams, apply_overrides, check_env
+from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
 from agent.orchestration.faults import FaultInjector, FaultPlan
-from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
-from agent.replay_client import BACKENDS
+from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT
@@ -327,28 +326,18 @@ def build_parser(doc: str | None = __doc__,
     description, epilog = doc_parts(doc)
     p = ArgumentParser(prog=prog, description=description, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", choices=BACKENDS, default="switch",
-                   help="switch: in-network replay; host: the host replay server behind the "
-                        "switch; inprocess: no network")
+    add_run_options(
+        p, backend="switch",
+        backend_help="switch: in-network replay; host: the host replay server behind the "
+                     "switch; inprocess: no network",
+        actors_help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})",
+        run_dir_help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")
-    p.add_argument("--actors", type=int, default=2,
-                   help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})")
-    p.add_argument("--env", default="CartPole-v1",
-                   help="a gymnasium environment with discrete actions")
-    p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1)
-    p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=500_000)
-    p.add_argument("--max-seconds", type=positive_float, default=900.0)
-    p.add_argument("--table", type=int_range(0, NUM_TABLES - 1), default=0,
-                   help="replay table to train on")
     p.add_argument("--host-pacing", type=Pacing.parse, default=Pacing(), metavar="RATE[:BURST]",
                    help="--backend host: pace the server's replies to RATE/s in bursts of at "
                         "most BURST (agent.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
-    p.add_argument("--run-dir", type=Path, default=None,
-                   help="default runs/<backend>-<switch>-s<seed>-<time>")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
     f = p.add_argument_group("faults (agent/orchestration/faults.py; times in seconds after "
                              "training starts)")
     f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",

@@ -22,7 +22,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from agent import launch
+from agent.orchestration import launch
 from bmv2.testbed import Bed
 from controller.config import Config
 

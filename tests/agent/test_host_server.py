@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent import launch, protocol
+from agent import protocol
 from agent.host_server import DEFAULT_BURST, HostServer, Pacer, Pacing, parse_allow
+from agent.orchestration import launch
 from agent.protocol import ALLOW_INSERT, ALLOW_SAMPLE, PRIORITY_ONE, Message, Mode, Op, Status
 from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import bench
+from agent.orchestration import bench
 from agent.orchestration.benchmarks import report
 from agent.orchestration.benchmarks.harness import Budget, medians, ratios, run_rounds
 from agent.orchestration.benchmarks.pacing import LADDER

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import bench, protocol
+from agent import protocol
 from agent.host_server import HostServer, Pacing, build_service
+from agent.orchestration import bench
 from agent.orchestration.benchmarks.harness import loss_totals, ratios
 from agent.orchestration.benchmarks.pacing import LADDER, ProbeResult, calibrate, probe
 from agent.orchestration.benchmarks.replay_ops import inflight_rate, us_per_reply
