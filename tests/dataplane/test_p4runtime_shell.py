@@ -140,7 +140,7 @@ def test_scripted_shell_session_agrees_with_replayctl(switch_config: Path, tmp_p
                for ln in acl.splitlines()), acl
     assert [int(ipaddress.IPv4Address("198.18.0.3")), 1, 3] in seen["ACL"]
     assert seen["MCAST"] == [11, 12]
-    assert any(cli.ACL_TABLE in c for c in seen["TAB"])  # type: ignore
+    assert any(ACL_TABLE in c for c in seen["TAB"])  # type: ignore
 
     (reply_hex,) = seen["PACKET_IN"]  # type: ignore
     frame = udp_frame.parse(bytes.fromhex(reply_hex))
