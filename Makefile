@@ -48,18 +48,18 @@ lint: setup
 	$(BIN)/ruff check .
 
 run: setup
-	$(BIN)/python -m agent.launch --backend $(BACKEND) --switch $(SWITCH) --actors $(ACTORS) \
+	$(BIN)/python -m agent.orchestration.launch --backend $(BACKEND) --switch $(SWITCH) --actors $(ACTORS) \
 		--env $(ENV) --seed $(SEED) $(RUN_ARGS)
 
 bench: setup
-	$(BIN)/python -m agent.bench --switch $(SWITCH) $(BENCH_ARGS)
+	$(BIN)/python -m agent.orchestration.bench --switch $(SWITCH) $(BENCH_ARGS)
 
 mininet: setup
-	$(BIN)/python -m bmv2.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \
+	$(BIN)/python -m agent.orchestration.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \
 		--actors $(ACTORS) --env $(ENV) --seed $(SEED) $(RUN_ARGS)
 
 soak: setup
-	$(BIN)/python -m agent.soak --switch all --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+	$(BIN)/python -m agent.orchestration.soak --switch all --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 clean:
 	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info

@@ -27,8 +27,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agent import transition
-from agent.dqn import QNetwork, load_flat_parameters
+from agent import protocol, transition
+from agent.dqn import QNetwork, load_flat_parameters, priorities, q_and_targets
 from agent.hparams import Hyperparams
 from agent.nstep import NStep, NStepAccumulator, stack
 from agent.protocol import INSERT_WINDOW_US
@@ -188,7 +188,7 @@ class Actor:
         priorities = self._priorities(batch) if self.hp.actor_priorities else None
         limited = self.client.stats()["rate_limited"]
         with contextlib.suppress(ReplayError):  # counted in the client's stats; carry on
-            self.client.insert_many(transition.to_payloads(transition.encode(batch)), priorities)
+            self.client.insert_many(protocol.to_payloads(transition.encode(batch)), priorities)
         # (without ACK, refusals of a flush are seen when the next one drains them)
         if self.client.stats()["rate_limited"] > limited:
             self._backoff = min(BACKOFF_MAX, max(BACKOFF_MIN, 2 * self._backoff))
@@ -201,10 +201,5 @@ class Actor:
         """(|n-step TD error| + eps)^alpha from the local network (None before weights)."""
         if self.version < 0:
             return None
-        n = len(t)
-        q_all = self.q(torch.from_numpy(np.concatenate([t.obs, t.next_obs])))
-        q = q_all[:n].gather(1, torch.from_numpy(t.action).unsqueeze(1)).squeeze(1)
-        target = torch.from_numpy(t.ret) + torch.from_numpy(t.discount) * (
-            1.0 - torch.from_numpy(t.done)) * q_all[n:].max(dim=1).values
-        td = (target - q).abs().numpy()
-        return (td + self.hp.priority_eps) ** self.hp.per_alpha
+        q, y = q_and_targets(self.q, t)
+        return priorities((y - q).numpy(), self.hp.priority_eps, self.hp.per_alpha)

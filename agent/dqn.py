@@ -1,4 +1,6 @@
-"""The Q-network: a small MLP from observation to one Q-value per action."""
+"""The Q-network (a small MLP from observation to one Q-value per action) and the
+n-step double-DQN target, TD error and priority that the Learner and the
+Actors' initial priorities share."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import contextlib
 import numpy as np
 import torch
 from torch import nn
+
+from agent.transition import Transitions
 
 
 class QNetwork(nn.Module):
@@ -32,6 +36,30 @@ class QNetwork(nn.Module):
         """argmax_a Q(obs, a) for one observation."""
         q = self.net(torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0))
         return int(q.argmax(dim=1).item())
+
+
+def q_and_targets(q_net: nn.Module, t: Transitions,
+                  target_net: nn.Module | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Q(s, a), y) for a batch of n-step transitions, with the n-step double-DQN target
+    y = ret + discount * (1 - done) * Q_target(s', argmax_a Q(s', a)); without a target
+    network Q_target is `q_net` itself (y uses max_a Q(s', a)). Q(s, a) keeps its
+    gradient, y has none."""
+    n = len(t)
+    obs = torch.from_numpy(np.concatenate([t.obs, t.next_obs]))
+    q_all = q_net(obs)
+    q = q_all[:n].gather(1, torch.from_numpy(t.action).unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        next_action = q_all[n:].argmax(dim=1, keepdim=True)
+        next_values = q_all[n:] if target_net is None else target_net(obs[n:])
+        next_q = next_values.gather(1, next_action).squeeze(1)
+        not_done = 1.0 - torch.from_numpy(t.done)
+        y = torch.from_numpy(t.ret) + torch.from_numpy(t.discount) * not_done * next_q
+    return q, y
+
+
+def priorities(td: np.ndarray, eps: float, alpha: float) -> np.ndarray:
+    """Proportional-PER priorities (|TD error| + eps) ** alpha."""
+    return (np.abs(td) + eps) ** alpha
 
 
 def flat_parameters(net: nn.Module) -> np.ndarray:

@@ -34,28 +34,24 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from agent.protocol import (
+    ACL_OPS,
+    ALLOW_INSERT,
     INSERT_WINDOW_US,
     MAX_BATCH,
     MAX_INSERT_LIMIT,
     NUM_SLOTS,
     REPLAY_UDP_PORT,
-    Mode,
+    SAMPLING_MODES,
     Op,
     Status,
 )
-from agent.replay_memory import (
-    ALLOW_INSERT,
-    ALLOW_SAMPLE,
-    ALLOW_UPDATE,
-    ReplayService,
-    TableConfig,
-)
+from agent.replay_memory import ReplayService, TableConfig
 from agent.udp import udp_socket
 
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.05  # how soon serve_forever notices stop()
-_OP_LETTERS = {"i": ALLOW_INSERT, "s": ALLOW_SAMPLE, "u": ALLOW_UPDATE}
+_OP_LETTERS = {name[0]: bit for name, bit in ACL_OPS.items()}  # --allow IP:isu
 
 
 DEFAULT_BURST = 32
@@ -219,6 +215,11 @@ def parse_allow(spec: str) -> tuple[str, int]:
     return ip, bits
 
 
+def allow_spec(ip: str, ops: Iterable[str]) -> str:
+    """The --allow text that parse_allow reads back as (ip, the bits of these ACL op names)."""
+    return f"{ip}:{''.join(op[0] for op in ops)}"
+
+
 def build_service(tables: list[int], config: TableConfig, allow: list[tuple[str, int]],
                   seed: int | None = None, insert_limit: int | None = None) -> ReplayService:
     """A service with `config` on each of `tables` and the ACL entries on all of them;
@@ -247,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--capacity", type=int, default=NUM_SLOTS)
     parser.add_argument("--min-size", type=int, default=1)
     parser.add_argument("--max-batch", type=int, default=MAX_BATCH)
-    parser.add_argument("--mode", choices=["uniform", "prioritized"], default="prioritized",
+    parser.add_argument("--mode", choices=list(SAMPLING_MODES), default="prioritized",
                         help="default sampling mode")
     parser.add_argument("--disabled", action="store_true", help="configure tables disabled")
     parser.add_argument("--allow", type=parse_allow, action="append", default=[],
@@ -277,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
 
     config = TableConfig(enabled=not args.disabled, capacity=args.capacity,
                          min_size=args.min_size, max_batch=args.max_batch,
-                         default_mode=Mode[args.mode.upper()])
+                         default_mode=SAMPLING_MODES[args.mode])
     service = build_service(args.tables, config, args.allow, args.seed, args.insert_limit)
     server = HostServer(service, (args.bind, args.port), admins=args.admin, pacing=pacing)
     signal.signal(signal.SIGTERM, lambda *_: server.request_stop())

@@ -1,13 +1,18 @@
 """All hyperparameters of a training run, in one dataclass with CartPole defaults,
-and the checks a run's settings must pass before anything starts."""
+the checks a run's settings must pass before anything starts, and the run's
+command-line options (declared once for the trainer and the launcher)."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 import gymnasium as gym
 
-from agent.protocol import MAX_BATCH, NUM_SLOTS
+from agent.cli_args import int_range, positive_float
+from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, SAMPLING_MODES
+from agent.replay_client import BACKENDS
 from agent.transition import max_obs_dim
 
 
@@ -91,7 +96,7 @@ def check(hp: Hyperparams) -> Hyperparams:
         problems.append(("capacity", f"must be 1..{NUM_SLOTS} (slots of a replay table)"))
     if not 0 <= hp.learning_starts <= hp.capacity:
         problems.append(("learning_starts", f"must be 0..capacity ({hp.capacity})"))
-    if hp.sample_mode not in ("prioritized", "uniform"):
+    if hp.sample_mode not in SAMPLING_MODES:
         problems.append(("sample_mode", "must be prioritized or uniform"))
     if not hp.hidden or min(hp.hidden) < 1:
         problems.append(("hidden", "must be one or more layer widths, e.g. 64,64"))
@@ -118,3 +123,21 @@ def check_env(env_id: str) -> None:
                              f"a replay slot (at most {max_obs_dim()})")
     finally:
         env.close()
+
+
+def add_run_options(p: argparse.ArgumentParser, *, backend: str, backend_help: str | None = None,
+                    actors_help: str | None = None, run_dir_help: str | None = None) -> None:
+    """The options of one training run, declared once: this trainer's parser and the
+    launcher's (which passes them on to the trainer) both take them."""
+    p.add_argument("--backend", choices=BACKENDS, default=backend, help=backend_help)
+    p.add_argument("--actors", type=int, default=2, help=actors_help)
+    p.add_argument("--env", default="CartPole-v1",
+                   help="a gymnasium environment with discrete actions")
+    p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1)
+    p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=500_000)
+    p.add_argument("--max-seconds", type=positive_float, default=900.0)
+    p.add_argument("--table", type=int_range(0, NUM_TABLES - 1), default=0,
+                   help="replay table to train on")
+    p.add_argument("--run-dir", type=Path, default=None, help=run_dir_help)
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")

@@ -25,9 +25,9 @@ import torch
 import torch.nn.functional as F
 
 from agent import transition
-from agent.dqn import QNetwork, flat_parameters
+from agent.dqn import QNetwork, flat_parameters, priorities, q_and_targets
 from agent.hparams import Hyperparams
-from agent.protocol import Mode, SampleBatch, Status
+from agent.protocol import SAMPLING_MODES, Mode, SampleBatch, Status
 from agent.replay_client import ReplayClient, ReplayRefused, ReplayTimeout
 from agent.weights import WeightSender
 
@@ -67,7 +67,7 @@ class Learner:
         self.q = QNetwork(obs_dim, n_actions, hp.hidden)
         self.target = copy.deepcopy(self.q)
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=hp.lr)
-        self.mode = Mode[hp.sample_mode.upper()]
+        self.mode = SAMPLING_MODES[hp.sample_mode]
         self.sampler = client.sampler(hp.batch_size, self.mode, hp.prefetch_depth)
         self.steps = 0
         self.waits = 0
@@ -85,8 +85,8 @@ class Learner:
             weights = np.ones(len(batch), dtype=np.float32)
         loss, td = self._train(t, weights)
         if self.mode == Mode.PRIORITIZED:
-            priorities = (np.abs(td) + self.hp.priority_eps) ** self.hp.per_alpha
-            self.client.update(batch.slot, batch.stamp, priorities)
+            self.client.update(batch.slot, batch.stamp,
+                               priorities(td, self.hp.priority_eps, self.hp.per_alpha))
         self.steps += 1
         if self.steps % self.hp.target_update == 0:
             self.target.load_state_dict(self.q.state_dict())
@@ -112,16 +112,7 @@ class Learner:
 
     def _train(self, t: transition.Transitions,
                weights: np.ndarray) -> tuple[float, np.ndarray]:
-        n = len(t)
-        obs = torch.from_numpy(np.concatenate([t.obs, t.next_obs]))
-        action = torch.from_numpy(t.action).unsqueeze(1)
-        q_all = self.q(obs)
-        q = q_all[:n].gather(1, action).squeeze(1)
-        with torch.no_grad():
-            next_action = q_all[n:].argmax(dim=1, keepdim=True)
-            next_q = self.target(obs[n:]).gather(1, next_action).squeeze(1)
-            not_done = 1.0 - torch.from_numpy(t.done)
-            y = torch.from_numpy(t.ret) + torch.from_numpy(t.discount) * not_done * next_q
+        q, y = q_and_targets(self.q, t, self.target)
         loss = (torch.from_numpy(weights) * F.smooth_l1_loss(q, y, reduction="none")).mean()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()

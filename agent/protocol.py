@@ -10,6 +10,7 @@ the same numbers for the data plane.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
@@ -23,6 +24,7 @@ SLOT_BITS = 12
 NUM_SLOTS = 1 << SLOT_BITS
 PAYLOAD_WORDS = 16
 PAYLOAD_BYTES = 4 * PAYLOAD_WORDS
+FLOAT_WORD = ">f4"  # a payload word holding a float: big-endian float32
 MAX_BATCH = 255
 
 # The data plane's replication (docs/protocol.md, "Replication"): RESET is
@@ -95,6 +97,38 @@ class Flag(IntEnum):
 MODE_SHIFT = 4
 MODE_MASK = 0x30
 FLAGS_RESERVED = 0xC8
+
+# --- the contract's vocabulary (one definition each; docs/protocol.md, docs/config.md) ---
+
+# A table's sampling modes by the names configs, hyperparameters and command lines use.
+SAMPLING_MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
+
+# ACL permission bits (the replay_acl table's `ops`), by the op names configs and replayctl use.
+ALLOW_INSERT = 0x01
+ALLOW_SAMPLE = 0x02
+ALLOW_UPDATE = 0x04
+ALLOW_ALL = ALLOW_INSERT | ALLOW_SAMPLE | ALLOW_UPDATE
+ACL_OPS = {"insert": ALLOW_INSERT, "sample": ALLOW_SAMPLE, "update": ALLOW_UPDATE}
+ALLOW_BIT = {Op.INSERT: ALLOW_INSERT, Op.SAMPLE: ALLOW_SAMPLE, Op.UPDATE: ALLOW_UPDATE}
+
+
+def mode_name(mode: int) -> str:
+    """The name of a table's sampling mode ('uniform', 'prioritized'), or the number."""
+    return next((name for name, m in SAMPLING_MODES.items() if m == mode), str(mode))
+
+
+def acl_op_names(mask: int) -> list[str]:
+    """The op names an ACL mask allows, in ACL_OPS order."""
+    return [name for name, bit in ACL_OPS.items() if mask & bit]
+
+
+def acl_mask(names: Iterable[str]) -> int:
+    """The ACL mask of op names (KeyError for a name not in ACL_OPS)."""
+    mask = 0
+    for name in names:
+        mask |= ACL_OPS[name]
+    return mask
+
 
 OPS_WITH_PAYLOAD_IN_REQUEST = frozenset({Op.INSERT, Op.WRITE})
 OPS_WITH_PAYLOAD_IN_REPLY = frozenset({Op.SAMPLE, Op.READ})
@@ -185,43 +219,77 @@ def _payload_expected(op: int, flags: int, status: int) -> bool:
     return op in OPS_WITH_PAYLOAD_IN_REQUEST
 
 
-def decode(data: bytes) -> Message:
-    """Decode and validate one message; raises ProtocolError naming the problem."""
+def _unpack(data: bytes, strict: bool) -> Message | None:
+    """The one reader of the header. strict (decode): a valid v1 message or
+    ProtocolError; otherwise (parse_request) what the switch's parser extracts:
+    None if shorter than a header, else the header and, for INSERT/WRITE, the
+    payload if it is all there, nothing validated."""
     if len(data) < HEADER_BYTES:
-        raise ProtocolError(f"truncated header: {len(data)} of {HEADER_BYTES} bytes")
+        if strict:
+            raise ProtocolError(f"truncated header: {len(data)} of {HEADER_BYTES} bytes")
+        return None
     (version, op, flags, status, table, count, index, reserved,
      request_id, slot, stamp, priority, size, total) = HEADER.unpack_from(data)
-    if version != VERSION:
-        raise ProtocolError(f"unsupported protocol version {version} (expected {VERSION})")
-    if flags & FLAGS_RESERVED or reserved:
-        raise ProtocolError(f"reserved bits set (flags=0x{flags:02x}, reserved={reserved})")
+    if strict:
+        if version != VERSION:
+            raise ProtocolError(f"unsupported protocol version {version} (expected {VERSION})")
+        if flags & FLAGS_RESERVED or reserved:
+            raise ProtocolError(f"reserved bits set (flags=0x{flags:02x}, reserved={reserved})")
+        wanted = _payload_expected(op, flags, status)
+    else:
+        wanted = op in OPS_WITH_PAYLOAD_IN_REQUEST
     payload = None
-    if _payload_expected(op, flags, status):
+    if wanted:
         end = HEADER_BYTES + PAYLOAD_BYTES
-        if len(data) < end:
+        if len(data) >= end:
+            payload = bytes(data[HEADER_BYTES:end])
+        elif strict:
             raise ProtocolError(f"truncated payload: {len(data) - HEADER_BYTES} of "
                                 f"{PAYLOAD_BYTES} bytes")
-        payload = bytes(data[HEADER_BYTES:end])
     return Message(op=op, table=table, flags=flags, status=status, count=count, index=index,
                    request_id=request_id, slot=slot, stamp=stamp, priority=priority, size=size,
                    total=total, payload=payload, version=version, reserved=reserved)
+
+
+def decode(data: bytes) -> Message:
+    """Decode and validate one message; raises ProtocolError naming the problem."""
+    msg = _unpack(data, strict=True)
+    assert msg is not None
+    return msg
+
+
+def parse_request(data: bytes) -> Message | None:
+    """What the switch's parser extracts: the header (None if too short) and, for
+    INSERT/WRITE, the payload if it is all there. Nothing is validated here."""
+    return _unpack(data, strict=False)
 
 
 # --- payload helpers ---------------------------------------------------------
 
 def floats_to_payload(values: np.ndarray | list[float]) -> bytes:
     """Pack up to PAYLOAD_WORDS float32 values (zero padded) into a payload."""
-    arr = np.asarray(values, dtype=">f4").ravel()
+    arr = np.asarray(values, dtype=FLOAT_WORD).ravel()
     if arr.size > PAYLOAD_WORDS:
         raise ProtocolError(f"{arr.size} values do not fit in {PAYLOAD_WORDS} payload words")
-    out = np.zeros(PAYLOAD_WORDS, dtype=">f4")
+    out = np.zeros(PAYLOAD_WORDS, dtype=FLOAT_WORD)
     out[: arr.size] = arr
     return out.tobytes()
 
 
 def payload_to_floats(payload: bytes) -> np.ndarray:
     """Unpack a payload into PAYLOAD_WORDS native float32 values."""
-    return np.frombuffer(payload, dtype=">f4").astype(np.float32)
+    return np.frombuffer(payload, dtype=FLOAT_WORD).astype(np.float32)
+
+
+def to_payloads(rows: np.ndarray) -> list[bytes]:
+    """(B, PAYLOAD_WORDS) float32 rows (e.g. transition.encode's) as B wire payloads."""
+    raw = np.ascontiguousarray(rows, dtype=FLOAT_WORD).tobytes()
+    return [raw[i:i + PAYLOAD_BYTES] for i in range(0, len(raw), PAYLOAD_BYTES)]
+
+
+def payloads_to_rows(raw: bytes) -> np.ndarray:
+    """Concatenated payloads back as (B, PAYLOAD_WORDS) native float32 rows."""
+    return np.frombuffer(raw, dtype=FLOAT_WORD).astype(np.float32).reshape(-1, PAYLOAD_WORDS)
 
 
 def words_to_payload(words: np.ndarray | list[int]) -> bytes:
@@ -295,6 +363,17 @@ def with_request_id(msg: Message, request_id: int) -> Message:
 # --- batch decode ----------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Inserted:
+    """Where an INSERT went: the fields of its ACK."""
+
+    slot: int
+    stamp: int
+    priority: int
+    size: int
+    total: int
+
+
+@dataclass(frozen=True)
 class SampleBatch:
     """The OK replies of one SAMPLE request, as arrays ordered by reply index."""
 
@@ -316,7 +395,7 @@ def decode_batch(messages: list[Message]) -> SampleBatch:
         raise ProtocolError("decode_batch takes only OK replies carrying a payload")
     ordered = sorted(messages, key=lambda m: m.index)
     raw = b"".join(m.payload for m in ordered)  # type: ignore[misc]
-    payload = np.frombuffer(raw, dtype=">f4").astype(np.float32).reshape(-1, PAYLOAD_WORDS)
+    payload = payloads_to_rows(raw)
     return SampleBatch(
         index=np.fromiter((m.index for m in ordered), dtype=np.uint8, count=len(ordered)),
         slot=np.fromiter((m.slot for m in ordered), dtype=np.uint32, count=len(ordered)),

@@ -64,8 +64,17 @@ from typing import Protocol
 import numpy as np
 
 from agent import protocol
-from agent.protocol import REPLAY_UDP_PORT, Message, Mode, Op, ProtocolError, SampleBatch, Status
-from agent.replay_memory import Inserted, ReplayService
+from agent.protocol import (
+    REPLAY_UDP_PORT,
+    Inserted,
+    Message,
+    Mode,
+    Op,
+    ProtocolError,
+    SampleBatch,
+    Status,
+)
+from agent.replay_memory import ReplayService
 from agent.udp import udp_socket
 
 log = logging.getLogger(__name__)

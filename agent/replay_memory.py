@@ -1,6 +1,6 @@
 """The replay tables of p4src/replay.p4, in Python.
 
-`ReplayTable` is one table's state (ring pointer, occupancy, insert sequence,
+`TableState` is one table's state (ring pointer, occupancy, insert sequence,
 running max priority, sum tree, slot stamps and payloads: table_state.p4,
 sum_tree.p4, slot_store.p4). `ReplayService` is the request pipeline of
 replay_admission.p4 and replay_service.p4 over NUM_TABLES tables: admission
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.protocol import (
+    ALLOW_ALL,
+    ALLOW_BIT,
     FLAGS_RESERVED,
-    HEADER,
-    HEADER_BYTES,
     INSERT_WINDOW_SHIFT,
     MAX_BATCH,
     MAX_INSERT_LIMIT,
@@ -41,19 +41,15 @@ from agent.protocol import (
     RESET_FANOUT,
     VERSION,
     Flag,
+    Inserted,
     Message,
     Mode,
     Op,
     Status,
     encode,
+    parse_request,
 )
 from agent.sum_tree import SumTree
-
-ALLOW_INSERT = 0x01
-ALLOW_SAMPLE = 0x02
-ALLOW_UPDATE = 0x04
-ALLOW_ALL = ALLOW_INSERT | ALLOW_SAMPLE | ALLOW_UPDATE
-_ALLOW_BIT = {Op.INSERT: ALLOW_INSERT, Op.SAMPLE: ALLOW_SAMPLE, Op.UPDATE: ALLOW_UPDATE}
 
 OP_LAST = max(Op)
 _U32 = 0xFFFFFFFF
@@ -79,18 +75,7 @@ class TableConfig:
             raise ValueError("default_mode must be UNIFORM or PRIORITIZED")
 
 
-@dataclass(frozen=True)
-class Inserted:
-    """Where an INSERT went: the fields of its ACK."""
-
-    slot: int
-    stamp: int
-    priority: int
-    size: int
-    total: int
-
-
-class ReplayTable:
+class TableState:
     """One replay table: a FIFO ring of slots with priorities in a sum tree."""
 
     def __init__(self, num_slots: int = NUM_SLOTS) -> None:
@@ -160,21 +145,6 @@ class ReplayTable:
             pointer, sequence, max_priority, size)
 
 
-def parse_request(data: bytes) -> Message | None:
-    """What the switch's parser extracts: the header (None if too short) and, for
-    INSERT/WRITE, the payload if it is all there. Nothing is validated here."""
-    if len(data) < HEADER_BYTES:
-        return None
-    (version, op, flags, status, table, count, index, reserved,
-     request_id, slot, stamp, priority, size, total) = HEADER.unpack_from(data)
-    payload = None
-    if op in (Op.INSERT, Op.WRITE) and len(data) >= HEADER_BYTES + PAYLOAD_BYTES:
-        payload = bytes(data[HEADER_BYTES:HEADER_BYTES + PAYLOAD_BYTES])
-    return Message(op=op, table=table, flags=flags, status=status, count=count, index=index,
-                   request_id=request_id, slot=slot, stamp=stamp, priority=priority, size=size,
-                   total=total, payload=payload, version=version, reserved=reserved)
-
-
 _NO_HEADER = Message(op=0)
 
 
@@ -190,7 +160,7 @@ class ReplayService:
 
     def __init__(self, seed: int | None = None,
                  clock: Callable[[], int] = _monotonic_us) -> None:
-        self.tables = [ReplayTable() for _ in range(NUM_TABLES)]
+        self.tables = [TableState() for _ in range(NUM_TABLES)]
         self.acl: dict[tuple[str, int], int] = {}
         self.insert_limits: dict[tuple[str, int], int] = {}
         self.rate_limited: Counter[tuple[str, int]] = Counter()
@@ -275,7 +245,7 @@ class ReplayService:
         table = self.tables[req.table]
         if not table.config.enabled and op <= Op.UPDATE:  # type: ignore[union-attr]
             return Status.DISABLED
-        if not from_cpu and not self.acl.get((src_ip, req.table), 0) & _ALLOW_BIT[Op(op)]:
+        if not from_cpu and not self.acl.get((src_ip, req.table), 0) & ALLOW_BIT[Op(op)]:
             return Status.DENIED
         if op == Op.INSERT and not from_cpu and not self._within_limit(src_ip, req.table):
             return Status.RATE_LIMITED
@@ -320,7 +290,7 @@ class ReplayService:
         table.set_state(req.slot, req.stamp, req.priority, req.size)  # SET_STATE
         return [self._reply(req, status, size=req.size)], status
 
-    def _sample(self, req: Message, table: ReplayTable) -> tuple[list[Message], int]:
+    def _sample(self, req: Message, table: TableState) -> tuple[list[Message], int]:
         config = table.config
         assert config is not None
         mode = (req.flags & MODE_MASK) >> MODE_SHIFT or config.default_mode

@@ -40,15 +40,20 @@ import numpy as np
 import torch
 from tensordict import TensorDict, TensorDictBase
 
-from agent import transition
+from agent import protocol
 from agent.learner import importance_weights
-from agent.protocol import NUM_SLOTS, PAYLOAD_WORDS, REPLAY_UDP_PORT, Mode
+from agent.protocol import (
+    ALLOW_ALL,
+    NUM_SLOTS,
+    PAYLOAD_WORDS,
+    REPLAY_UDP_PORT,
+    SAMPLING_MODES,
+)
 from agent.replay_client import PrefetchingSampler, ReplayClient, make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ReplayService, TableConfig
 
 NestedKey = str | tuple[str, ...]
 EXACT_INT = 1 << 24      # float32 holds every integer of smaller magnitude
-SAMPLING = {"prioritized": Mode.PRIORITIZED, "uniform": Mode.UNIFORM}
 
 
 def _key(key: NestedKey) -> tuple[str, ...]:
@@ -138,8 +143,9 @@ class InNetworkReplayBuffer:
                  batch_size: int | None = None, sampling: str = "prioritized",
                  alpha: float = 0.6, beta: float = 0.4, eps: float = 1e-6,
                  priority_key: NestedKey = "td_error", prefetch: int = 0) -> None:
-        if sampling not in SAMPLING:
-            raise ValueError(f"sampling must be one of {', '.join(SAMPLING)}, not {sampling!r}")
+        if sampling not in SAMPLING_MODES:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
+                             f"not {sampling!r}")
         if prefetch and batch_size is None:
             raise ValueError("prefetch needs batch_size: requests go out before sample()")
         self.client = client
@@ -152,7 +158,7 @@ class InNetworkReplayBuffer:
         self._size = 0
         self._prefetcher: PrefetchingSampler | None = None
         if prefetch:
-            self._prefetcher = client.sampler(batch_size, SAMPLING[sampling], prefetch)
+            self._prefetcher = client.sampler(batch_size, SAMPLING_MODES[sampling], prefetch)
 
     @classmethod
     def connect(cls, backend: str, *, address: tuple[str, int] | str | None = None,
@@ -183,7 +189,7 @@ class InNetworkReplayBuffer:
         flat = data.reshape(-1)
         if self.layout is None:
             raise ValueError("no PayloadLayout: give layout=PayloadLayout.of(data, keys)")
-        payloads = transition.to_payloads(self.layout.encode(flat))
+        payloads = protocol.to_payloads(self.layout.encode(flat))
         priority = flat.get(self.priority_key, None)
         priorities = None if priority is None else self._stored(priority, flat.shape[0])
         acks = self.client.insert_many(payloads, priorities)
@@ -213,7 +219,7 @@ class InNetworkReplayBuffer:
         if self._prefetcher is not None and n == self.batch_size:
             batch = next(self._prefetcher)
         else:
-            batch = self.client.sample(n, SAMPLING[self.sampling])
+            batch = self.client.sample(n, SAMPLING_MODES[self.sampling])
         self._size = int(batch.size.max())
         out = self.layout.decode(batch.payload)
         info = {"index": torch.from_numpy(np.stack([batch.slot, batch.stamp], axis=1)

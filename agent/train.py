@@ -45,15 +45,15 @@ import numpy as np
 from agent.actor import Actor, ActorReport, StopFlag
 from agent.dqn import set_torch_threads
 from agent.evaluate import evaluate
-from agent.hparams import Hyperparams, apply_overrides, check_env
+from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
 from agent.learner import Learner
 from agent.metrics import MetricsLog
-from agent.protocol import REPLAY_UDP_PORT, Mode
-from agent.replay_client import BACKENDS, ReplayClient, RetryPolicy, make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.namespace import enter
+from agent.protocol import ALLOW_ALL, REPLAY_UDP_PORT, SAMPLING_MODES
+from agent.replay_client import ReplayClient, RetryPolicy, make_client
+from agent.replay_memory import ReplayService, TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
-from bmv2.netns import enter
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def _free_port() -> int:
 def start_host_server(hp: Hyperparams, table: int, seed: int, run_dir: Path) -> ServerProcess:
     """A host replay server process on loopback, listening once this returns."""
     config = TableConfig(capacity=hp.capacity, min_size=hp.learning_starts,
-                         default_mode=Mode[hp.sample_mode.upper()])
+                         default_mode=SAMPLING_MODES[hp.sample_mode])
     return ServerProcess(LOOPBACK, [table], config, [LOOPBACK], run_dir / "host-server.log",
                          port=_free_port(), seed=seed).start()
 
@@ -388,17 +388,10 @@ class Run:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--backend", choices=BACKENDS, default="inprocess")
-    p.add_argument("--actors", type=int, default=2)
-    p.add_argument("--env", default="CartPole-v1")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--max-env-steps", type=int, default=500_000)
-    p.add_argument("--max-seconds", type=float, default=900.0)
-    p.add_argument("--run-dir", type=Path, default=None, help="default runs/<backend>-s<seed>")
+    add_run_options(p, backend="inprocess", run_dir_help="default runs/<backend>-s<seed>")
     p.add_argument("--resume", type=Path, default=None, help="checkpoint to resume from")
     p.add_argument("--replay", default=None, metavar="IP[:PORT]",
                    help="replay service address (switch VIP or host server)")
-    p.add_argument("--table", type=int, default=0)
     p.add_argument("--bind", default="0.0.0.0", help="local address of replay clients")
     p.add_argument("--ack-inserts", action="store_true", help="actors wait for insert ACKs")
     p.add_argument("--actor-mode", choices=["thread", "process"], default=None)
@@ -412,8 +405,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--weights-dest", action="append", default=[], metavar="IP[:PORT]",
                    help="where the learner sends weights (the broadcast group); "
                         "default: every actor's loopback port")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="hyperparameter override, e.g. --set lr=5e-4")
     args = p.parse_args(argv)
     if args.run_dir is None:
         args.run_dir = Path("runs") / f"{args.backend}-s{args.seed}-{int(time.time())}"

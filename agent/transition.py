@@ -13,6 +13,10 @@ For an observation of D floats (CartPole: D = 4, at most D = 5):
 
 Target: ret + discount * (1 - done) * Q(next_obs). Truncated episodes keep
 done = 0 and bootstrap from their last observation.
+
+This module maps transitions to and from rows of float words; the rows become
+wire payloads and come back from them in agent.protocol (to_payloads,
+decode_batch), the one place that handles payload bytes.
 """
 
 from __future__ import annotations
@@ -58,13 +62,6 @@ def encode(t: Transitions) -> np.ndarray:
     words[:, 2 * d:2 * d + EXTRA_WORDS] = np.stack(
         [t.action, t.ret, t.done, t.discount, t.actor], axis=1)
     return words
-
-
-def to_payloads(words: np.ndarray) -> list[bytes]:
-    """Rows of encode() as wire payloads (big-endian float32, like floats_to_payload)."""
-    raw = np.ascontiguousarray(words, dtype=">f4").tobytes()
-    size = 4 * PAYLOAD_WORDS
-    return [raw[i:i + size] for i in range(0, len(raw), size)]
 
 
 def decode(words: np.ndarray, obs_dim: int) -> Transitions:

@@ -1,5 +1,5 @@
-"""The compiled data plane: where its artifacts live, how they are built, and
-whether they still match the P4 sources they came from.
+"""The compiled data plane: how its artifacts are built, and whether they still
+match the P4 sources they came from (where they live is controller.program's).
 
 `make p4` runs ``python -m bmv2.artifacts build``; the test suite runs
 ``check`` (and, where p4c is installed, recompiles into a temporary folder).
@@ -15,17 +15,15 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from bmv2.toolchain import find_tool
+from controller.program import BUILD, DEFAULT, REPO, Artifacts
 
-REPO = Path(__file__).resolve().parent.parent
 P4SRC = REPO / "p4src"
-BUILD = P4SRC / "build"
 MAIN_P4 = P4SRC / "replay.p4"
-BMV2_JSON = BUILD / "replay.json"
-P4INFO = BUILD / "replay.p4info.txtpb"
+BMV2_JSON = DEFAULT.bmv2_json
+P4INFO = DEFAULT.p4info
 MANIFEST = BUILD / "manifest.json"
 
 P4C_ENV = "P4C"
@@ -34,17 +32,6 @@ P4C_NAMES = ("p4c-bm2-ss",)
 
 class ToolchainMissing(RuntimeError):
     """p4c (or bmv2) is not installed where we look for it."""
-
-
-@dataclass(frozen=True)
-class Artifacts:
-    """Paths of one compiled program."""
-
-    bmv2_json: Path
-    p4info: Path
-
-
-DEFAULT = Artifacts(BMV2_JSON, P4INFO)
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
@@ -106,7 +93,7 @@ def compile_program(out_dir: Path, p4c: Path | None = None, main: Path = MAIN_P4
     """Compile `main` with p4c-bm2-ss into out_dir; raise with p4c's output on failure."""
     p4c = p4c or find_p4c()
     out_dir.mkdir(parents=True, exist_ok=True)
-    arts = Artifacts(out_dir / "replay.json", out_dir / "replay.p4info.txtpb")
+    arts = Artifacts.in_dir(out_dir)
     cmd = [str(p4c), "--std", "p4-16", "--arch", "v1model",
            "--p4runtime-files", str(arts.p4info), "-o", str(arts.bmv2_json), str(main)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

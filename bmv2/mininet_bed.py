@@ -3,10 +3,11 @@ P4 switch (bmv2 or the Python switch) a Mininet switch node whose ports are the
 Mininet links, and the controller's deploy of the config on top.
 
 It offers what the launcher needs of a testbed (bmv2.testbed.Bed), so
-`agent.launch.run` trains through it unchanged. Mininet hosts' namespaces have
-no names: they are addressed as /proc/PID/ns/net of each host's shell, and
-commands run in them through `mnexec -a PID`. Import this module only after
-bmv2.mininet_topo.load_mininet() has made Mininet importable.
+the launcher (agent.orchestration.launch.run) trains through it unchanged.
+Mininet hosts' namespaces have no names: they are addressed as /proc/PID/ns/net
+of each host's shell, and commands run in them through `mnexec -a PID`. Import
+this module only once Mininet is importable (agent.orchestration.mininet_topo's
+load_mininet() makes it so).
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from mininet.node import Host, Switch
 from mininet.topo import Topo
 
 from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, free_tcp_port
-from bmv2.mininet_topo import SWITCH_NAME
 from bmv2.netns import netns_id, stop_processes_in, sysctl, tx_checksum_off
-from bmv2.testbed import HOST_PREFIX_LEN, connect_and_deploy
+from bmv2.testbed import HOST_PREFIX_LEN, MININET_SWITCH, BedLifecycle, connect_and_deploy
 from controller.config import Config
 from controller.deploy import DeployReport
 from controller.p4runtime_session import P4RuntimeSession
@@ -64,15 +64,15 @@ class ReplayTopo(Topo):
     with its configured address and MAC."""
 
     def build(self, config: Config) -> None:
-        self.addSwitch(SWITCH_NAME)
+        self.addSwitch(MININET_SWITCH)
         for h in config.hosts:
             self.addHost(h.name, ip=f"{h.ip}/{HOST_PREFIX_LEN}", mac=h.mac,
                          defaultRoute=f"dev {h.name}-eth0")
-            self.addLink(h.name, SWITCH_NAME, port1=0, port2=h.port)
+            self.addLink(h.name, MININET_SWITCH, port1=0, port2=h.port)
 
 
 @dataclass
-class MininetBed:
+class MininetBed(BedLifecycle):
     """A Mininet network around one P4 switch, deployed from a Config."""
 
     config: Config
@@ -93,8 +93,8 @@ class MininetBed:
     def exec_prefix(self, host: str) -> list[str]:
         return ["mnexec", "-a", str(self.host(host).pid)]
 
-    def start(self) -> MininetBed:
-        """Build and start the network, then deploy; on failure undo what was made."""
+    def _bring_up(self) -> None:
+        """Build and start the network, then deploy (BedLifecycle undoes a failure)."""
         grpc_addr = f"127.0.0.1:{free_tcp_port()}"
         self.config = replace(self.config, switch=replace(self.config.switch, address=grpc_addr))
         if self.log_dir:
@@ -103,39 +103,25 @@ class MininetBed:
         switch = partial(P4Switch, kind=self.switch_kind, grpc_addr=grpc_addr,
                          device_id=self.config.switch.device_id,
                          cpu_port=self.config.switch.cpu_port, log_path=log)
-        try:
-            # cleanup=False: Mininet's own cleanup (`mn -c`) would stop every
-            # switch and controller on the machine, not only ours.
-            self.net = Mininet(topo=ReplayTopo(self.config), switch=switch, controller=None,
-                               autoSetMacs=False, autoStaticArp=False, cleanup=False,
-                               build=False)
-            self.net.start()  # builds the nodes and links, then starts the switch
-            for h in self.config.hosts:
-                node = self.host(h.name)
-                self._netns[h.name] = netns_id(self.ns_name(h.name))
-                node.cmd("sysctl -q -w net.ipv6.conf.all.disable_ipv6=1")
-                tx_checksum_off(self.ns_name(h.name), node.defaultIntf().name)
-            self.session, self.deploy_report = connect_and_deploy(self.config)
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        # cleanup=False: Mininet's own cleanup (`mn -c`) would stop every
+        # switch and controller on the machine, not only ours.
+        self.net = Mininet(topo=ReplayTopo(self.config), switch=switch, controller=None,
+                           autoSetMacs=False, autoStaticArp=False, cleanup=False,
+                           build=False)
+        self.net.start()  # builds the nodes and links, then starts the switch
+        for h in self.config.hosts:
+            node = self.host(h.name)
+            self._netns[h.name] = netns_id(self.ns_name(h.name))
+            node.cmd("sysctl -q -w net.ipv6.conf.all.disable_ipv6=1")
+            tx_checksum_off(self.ns_name(h.name), node.defaultIntf().name)
+        self.session, self.deploy_report = connect_and_deploy(self.config)
 
-    def stop(self) -> None:
+    def _tear_down(self) -> None:
         """Stop the network (switch, hosts, links), then anything still running in
-        a host's namespace (safe to call twice, and after a partial start)."""
-        if self.session is not None:
-            self.session.close()
-            self.session = None
+        a host's namespace (after the session is closed)."""
         if self.net is not None:
             self.net.stop()
             self.net = None
         for ns in self._netns.values():
             stop_processes_in(ns)
         self._netns.clear()
-
-    def __enter__(self) -> MininetBed:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()

@@ -20,17 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-CLONE_NEWNET = 0x40000000
+from agent.namespace import NETNS_DIR, NetnsError, netns_path, setns
+
 ETH_P_ALL = 0x0003
-NETNS_DIR = Path("/var/run/netns")
 SIOCETHTOOL = 0x8946
 ETHTOOL_STXCSUM = 0x17
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-class NetnsError(RuntimeError):
-    """An ip(8) command failed, or namespaces are not available here."""
 
 
 def have_netns() -> tuple[bool, str]:
@@ -148,12 +142,6 @@ def cleanup_prefix(prefix: str) -> None:
             ip("netns", "delete", name, check=False)
 
 
-def netns_path(ns: str) -> Path:
-    """The namespace file of `ns`: a name under /var/run/netns, or a path as given
-    (e.g. /proc/PID/ns/net for a Mininet host, whose namespaces have no name)."""
-    return Path(ns) if "/" in ns else NETNS_DIR / ns
-
-
 def netns_id(ns: str) -> tuple[int, int]:
     """(device, inode) of namespace `ns`: the same for every process inside it."""
     st = os.stat(netns_path(ns))
@@ -190,28 +178,16 @@ def stop_processes_in(ns: tuple[int, int], timeout: float = 3.0) -> list[int]:
     return found
 
 
-def enter(ns: str) -> None:
-    """Move the calling thread into namespace `ns` for good (a process entry point
-    calls this first, before it opens any socket)."""
-    fd = os.open(str(netns_path(ns)), os.O_RDONLY)
-    try:
-        if _libc.setns(fd, CLONE_NEWNET) != 0:
-            raise NetnsError(f"setns({ns}): {os.strerror(ctypes.get_errno())}")
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def inside(ns: str):
     """Run the body in namespace `ns` (this thread only), then switch back."""
     own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
     target = os.open(str(netns_path(ns)), os.O_RDONLY)
     try:
-        if _libc.setns(target, CLONE_NEWNET) != 0:
-            raise NetnsError(f"setns({ns}): {os.strerror(ctypes.get_errno())}")
+        setns(target, ns)
         yield
     finally:
-        _libc.setns(own, CLONE_NEWNET)
+        setns(own, "back", check=False)
         os.close(own)
         os.close(target)
 
@@ -229,8 +205,9 @@ def raw_socket(iface: str, ns: str | None = None) -> socket.socket:
         return make()
 
 
-def udp_socket(ns: str | None = None) -> socket.socket:
-    """A UDP socket created inside `ns` (it stays there after we switch back)."""
+def udp_socket_in(ns: str | None = None) -> socket.socket:
+    """An unbound UDP socket created inside `ns` (it stays there after we switch back);
+    agent.udp.udp_socket is the bound, large-buffered one the replay parts use."""
     if ns is None:
         return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     with inside(ns):

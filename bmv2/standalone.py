@@ -23,10 +23,9 @@ from bmv2.launch import SWITCH_KINDS, SwitchStartError
 from bmv2.netns import NETNS_DIR, NetnsError, have_netns
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
-from controller.config import ConfigError
+from controller.config import DEFAULT_CONFIG, ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 TAG = ""  # namespaces p4r-NAME, switch ports p4rsPORT
 
 

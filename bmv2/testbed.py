@@ -28,17 +28,18 @@ from controller.p4runtime_session import P4RuntimeSession
 PREFIX = "p4r"
 TESTBED_ELECTION_ID = 10  # below replayctl's default, so an operator's replayctl is primary
 HOST_PREFIX_LEN = 15  # every host address is in 198.18.0.0/15
+MININET_SWITCH = "s1"  # the P4 switch's node in bmv2.mininet_bed; its ports are s1-eth<port>
 
 
 class Bed(Protocol):
-    """What the launcher needs of a testbed: this one, or bmv2.mininet_topo's."""
+    """What the launcher needs of a testbed: this one, or bmv2.mininet_bed's."""
 
     config: Config
     session: P4RuntimeSession | None
     deploy_report: DeployReport | None
 
     def ns_name(self, host: str) -> str:
-        """`host`'s network namespace, as bmv2.netns.enter takes it."""
+        """`host`'s network namespace, as agent.namespace.enter takes it."""
         ...
 
     def exec_prefix(self, host: str) -> list[str]:
@@ -50,12 +51,48 @@ class Bed(Protocol):
     def __exit__(self, *exc_info: object) -> None: ...
 
 
+class BedLifecycle:
+    """Bring-up and teardown, written once for every bed (Testbed,
+    bmv2.mininet_bed.MininetBed, the benchmarks' NetworkBed): start() runs
+    _bring_up() and, if anything in it fails or is interrupted, stop()s what it
+    made and re-raises; stop() closes the bed's P4Runtime session (if it has
+    one), then runs _tear_down(), and is safe to call twice and after a partial
+    start. A bed is also a context manager: up on entry, down on exit."""
+
+    def _bring_up(self) -> None:
+        raise NotImplementedError
+
+    def _tear_down(self) -> None:
+        raise NotImplementedError
+
+    def start(self):  # -> the bed itself
+        try:
+            self._bring_up()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        session = getattr(self, "session", None)
+        if session is not None:
+            session.close()
+            self.session = None
+        self._tear_down()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
 def _tag() -> str:
     return f"{os.getpid() % 100000:05d}"
 
 
 @dataclass
-class Testbed:
+class Testbed(BedLifecycle):
     """Hosts in namespaces around one switch, deployed from a Config."""
 
     __test__ = False  # not a pytest test class
@@ -84,25 +121,24 @@ class Testbed:
 
     def start(self) -> Testbed:
         """Create everything; on any failure tear down what was made and re-raise."""
-        kind = resolve_kind(self.switch_kind)
-        try:
-            self._create_hosts()
-            grpc_addr = self.grpc_addr or f"127.0.0.1:{free_tcp_port()}"
-            switch_cfg = replace(self.config.switch, address=grpc_addr)
-            self.config = replace(self.config, switch=switch_cfg)
-            log = self.log_dir / f"switch-{kind}.log" if self.log_dir else None
-            if self.log_dir:
-                self.log_dir.mkdir(parents=True, exist_ok=True)
-            self.switch = SwitchProcess(
-                kind, {h.port: self.switch_iface(h.port) for h in self.config.hosts},
-                grpc_addr=grpc_addr, device_id=self.config.switch.device_id,
-                cpu_port=self.config.switch.cpu_port, log_path=log).start()
-            if self.deploy_config:
-                self.session, self.deploy_report = connect_and_deploy(self.config)
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        self._kind = resolve_kind(self.switch_kind)
+        return super().start()
+
+    def _bring_up(self) -> None:
+        kind = self._kind
+        self._create_hosts()
+        grpc_addr = self.grpc_addr or f"127.0.0.1:{free_tcp_port()}"
+        switch_cfg = replace(self.config.switch, address=grpc_addr)
+        self.config = replace(self.config, switch=switch_cfg)
+        log = self.log_dir / f"switch-{kind}.log" if self.log_dir else None
+        if self.log_dir:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.switch = SwitchProcess(
+            kind, {h.port: self.switch_iface(h.port) for h in self.config.hosts},
+            grpc_addr=grpc_addr, device_id=self.config.switch.device_id,
+            cpu_port=self.config.switch.cpu_port, log_path=log).start()
+        if self.deploy_config:
+            self.session, self.deploy_report = connect_and_deploy(self.config)
 
     def _create_hosts(self) -> None:
         for h in self.config.hosts:
@@ -142,11 +178,8 @@ class Testbed:
         return {link_loss(self.host_iface(h.name), self.ns_name(h.name),
                           self.switch_iface(h.port), percent) for h in self.config.hosts}.pop()
 
-    def stop(self) -> None:
-        """Tear everything down (safe to call twice, and after a partial start)."""
-        if self.session is not None:
-            self.session.close()
-            self.session = None
+    def _tear_down(self) -> None:
+        """The switch, the links, the namespaces (after the session is closed)."""
         if self.switch is not None:
             self.switch.stop()
             self.switch = None
@@ -157,12 +190,6 @@ class Testbed:
             ns.delete()
         self.namespaces.clear()
         cleanup_prefix(f"{PREFIX}{self.tag}-")
-
-    def __enter__(self) -> Testbed:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 def connect_and_deploy(config: Config) -> tuple[P4RuntimeSession, DeployReport]:

@@ -24,14 +24,13 @@ from agent.cli_args import (
     join_host_port,
     positive_float,
 )
-from agent.protocol import Op
-from bmv2.artifacts import DEFAULT as ARTIFACTS
+from agent.protocol import ACL_OPS, SAMPLING_MODES, Op, acl_mask, acl_op_names
 from controller import config as config_mod
-from controller import snapshot
-from controller.config import OPS, AclRule, Config, ConfigError, ReplayTable
+from controller import program, snapshot
+from controller.config import DEFAULT_CONFIG, Config, ConfigError, ReplayTable
 from controller.deploy import deploy
 from controller.inband import InbandChannel, InbandTimeout
-from controller.p4info import P4InfoError, P4InfoIndex, decode_value
+from controller.p4info import P4InfoError, P4InfoIndex
 from controller.p4runtime_session import (
     NotPrimary,
     P4RuntimeError,
@@ -148,18 +147,14 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     role = "primary" if ctx.session.is_primary else "backup"
     print(f"switch {ctx.cfg.switch.address} device {ctx.cfg.switch.device_id}: pipeline loaded, "
           f"this controller is {role} (election id {ctx.session.election_id})")
-    entries = ctx.session.read_table("ReplayIngress.replay.replay_table_config")
-    configs = {decode_value(e.match[0].exact.value): [decode_value(x.value)
-                                                      for x in e.action.action.params]
-               for e in entries}
+    configs = program.read_configs(ctx.session)
     # Occupancy is read in-band (PacketOut/PacketIn), which only the primary may do.
     stats = read_stats(ctx.session, sorted(configs), ctx.inband) if ctx.session.is_primary else {}
     rows = []
-    for key, p in sorted(configs.items()):
+    for key, c in sorted(configs.items()):
         size = stats[key].size if key in stats and stats[key].size is not None else "-"
-        rows.append([key, "yes" if p[0] else "no", p[1], p[2], p[3],
-                     {1: "uniform", 2: "prioritized"}.get(p[4], p[4]),
-                     size if size == "-" else f"{size}/{p[1]}"])
+        rows.append([key, "yes" if c.enabled else "no", c.capacity, c.min_size, c.max_batch,
+                     c.mode, size if size == "-" else f"{size}/{c.capacity}"])
     print_table(["table", "enabled", "capacity", "min_size", "max_batch", "mode", "occupancy"],
                 rows)
     return 0
@@ -246,21 +241,15 @@ def watch_stats(ctx: Context, tables: list[int], args: argparse.Namespace) -> in
         return 0
 
 
-def _config_params(table: ReplayTable) -> dict[str, int]:
-    return {"enabled": int(table.enabled), "capacity": table.capacity,
-            "min_size": table.min_size, "max_batch": table.max_batch,
-            "default_mode": table.mode_code}
-
-
 def cmd_table_set(ctx: Context, args: argparse.Namespace) -> int:
     ctx.connect()
     ctx.require_primary()
     current = ctx.cfg.table(args.id)
-    for e in ctx.session.read_table("ReplayIngress.replay.replay_table_config"):
-        if decode_value(e.match[0].exact.value) == args.id:
-            p = [decode_value(x.value) for x in e.action.action.params]
-            mode = {1: "uniform", 2: "prioritized"}.get(p[4], current.mode)
-            current = ReplayTable(args.id, p[1], p[2], p[3], mode, bool(p[0]))
+    running = program.read_configs(ctx.session).get(args.id)
+    if running is not None:
+        mode = running.mode if running.mode in SAMPLING_MODES else current.mode
+        current = ReplayTable(args.id, running.capacity, running.min_size, running.max_batch,
+                              mode, running.enabled)
     changes = {k: v for k, v in (("capacity", args.capacity), ("min_size", args.min_size),
                                  ("max_batch", args.max_batch), ("mode", args.mode),
                                  ("enabled", args.enabled)) if v is not None}
@@ -268,22 +257,10 @@ def cmd_table_set(ctx: Context, args: argparse.Namespace) -> int:
         raise ConfigError("table set: nothing to change (give --capacity, --min-size, "
                           "--max-batch, --mode, --enable or --disable)")
     validated = config_mod.validate_table(replace(current, **changes), f"table set {args.id}")
-    ctx.session.modify_entry("ReplayIngress.replay.replay_table_config",
-                             {"hdr.replay.table_id": args.id}, "ReplayIngress.replay.configure",
-                             _config_params(validated))
+    ctx.session.modify_entry(program.CONFIG_TABLE, program.config_match(args.id),
+                             program.CONFIGURE, program.config_params(validated))
     print(f"table {args.id}: " + ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
     return 0
-
-
-ACL_TABLE = "ReplayIngress.replay.replay_acl"
-
-
-def _acl_entries(ctx: Context) -> dict[tuple[int, int], int]:
-    out = {}
-    for e in ctx.session.read_table(ACL_TABLE):
-        fields = {m.field_id: decode_value(m.exact.value) for m in e.match}
-        out[(fields[1], fields[2])] = decode_value(e.action.action.params[0].value)
-    return out
 
 
 def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
@@ -291,23 +268,23 @@ def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
 
     ctx.connect()
     names = {int(ipaddress.IPv4Address(h.ip)): h.name for h in ctx.cfg.hosts}
-    current = _acl_entries(ctx)
+    current = program.read_acl(ctx.session)
     if args.acl_command == "list":
         rows = [[names.get(ip, str(ipaddress.IPv4Address(ip))), str(ipaddress.IPv4Address(ip)),
-                 table, ",".join(op for op, bit in OPS.items() if mask & bit)]
+                 table, ",".join(acl_op_names(mask))]
                 for (ip, table), mask in sorted(current.items())]
         print_table(["host", "ip", "table", "ops"], rows)
         return 0
     ctx.require_primary()
     host = ctx.cfg.host(args.host)
     ctx.table_ids([args.table])
-    bad = [op for op in args.ops if op not in OPS]
+    bad = [op for op in args.ops if op not in ACL_OPS]
     if bad:
         raise ConfigError(f"acl {args.acl_command}: unknown op(s) {', '.join(bad)} "
-                          f"(ops: {', '.join(OPS)})")
-    ops_mask = AclRule(host.name, args.table, tuple(args.ops)).mask
+                          f"(ops: {', '.join(ACL_OPS)})")
+    ops_mask = acl_mask(args.ops)
     key = (int(ipaddress.IPv4Address(host.ip)), args.table)
-    match = {"hdr.ipv4.src_addr": host.ip, "hdr.replay.table_id": args.table}
+    match = program.acl_match(host.ip, args.table)
     if args.acl_command == "add":
         mask = current.get(key, 0) | ops_mask
     elif key not in current:
@@ -317,12 +294,12 @@ def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
     else:  # remove the ops given, or every op
         mask = current[key] & ~ops_mask if args.ops else 0
     if not mask:
-        ctx.session.delete_entry(ACL_TABLE, match)
+        ctx.session.delete_entry(program.ACL_TABLE, match)
         print(f"{host.name} may no longer use table {args.table}")
         return 0
     write = ctx.session.modify_entry if key in current else ctx.session.insert_entry
-    write(ACL_TABLE, match, "ReplayIngress.replay.allow", {"ops": mask})
-    print(f"{host.name} may now {','.join(op for op, b in OPS.items() if mask & b)} "
+    write(program.ACL_TABLE, match, program.ALLOW, {program.OPS_PARAM: mask})
+    print(f"{host.name} may now {','.join(acl_op_names(mask))} "
           f"table {args.table}")
     return 0
 
@@ -411,7 +388,7 @@ def shell_command(ctx: Context, push: bool) -> list[str]:
            "--device-id", str(ctx.cfg.switch.device_id),
            "--election-id", f"{eid >> 64},{eid & ((1 << 64) - 1)}"]
     if push:
-        cmd += ["--config", f"{ARTIFACTS.p4info},{ARTIFACTS.bmv2_json}"]
+        cmd += ["--config", f"{program.DEFAULT.p4info},{program.DEFAULT.bmv2_json}"]
     return cmd
 
 
@@ -443,8 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     description, epilog = doc_parts(__doc__)
     p = ArgumentParser(prog="replayctl", description=description, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-c", "--config", default="controller/testbed.yaml",
-                   help="the switch config file (default: %(default)s)")
+    p.add_argument("-c", "--config", default=DEFAULT_CONFIG,
+                   help="the switch config file (default: controller/testbed.yaml)")
     p.add_argument("--address", type=host_port(), metavar="HOST:PORT",
                    help="override the config's switch address")
     p.add_argument("--election-id", type=int_range(1, (1 << 128) - 1, "2**128-1"),
@@ -475,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("--capacity", type=int)
     ts.add_argument("--min-size", type=int)
     ts.add_argument("--max-batch", type=int)
-    ts.add_argument("--mode", choices=["uniform", "prioritized"])
+    ts.add_argument("--mode", choices=list(SAMPLING_MODES))
     ts.add_argument("--enable", dest="enabled", action="store_const", const=True)
     ts.add_argument("--disable", dest="enabled", action="store_const", const=False)
     ts.set_defaults(func=cmd_table_set)
@@ -486,12 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
     aa = asub.add_parser("add", help="let HOST do OPS on TABLE (added to what it may do)")
     aa.add_argument("host")
     aa.add_argument("table", type=int)
-    aa.add_argument("ops", nargs="+", help=", ".join(OPS))
+    aa.add_argument("ops", nargs="+", help=", ".join(ACL_OPS))
     aa.set_defaults(func=cmd_acl)
     ar = asub.add_parser("remove", help="withdraw OPS (default: every op) of HOST on TABLE")
     ar.add_argument("host")
     ar.add_argument("table", type=int)
-    ar.add_argument("ops", nargs="*", help=f"{', '.join(OPS)}; none: all")
+    ar.add_argument("ops", nargs="*", help=f"{', '.join(ACL_OPS)}; none: all")
     ar.set_defaults(func=cmd_acl)
 
     c = sub.add_parser("snapshot", help="save tables to PATH (a file, or a directory of "

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from agent.protocol import (
+    ACL_OPS,
     MAX_BATCH,
     MAX_INSERT_LIMIT,
     NUM_INSERT_LIMITERS,
@@ -19,12 +20,12 @@ from agent.protocol import (
     NUM_TABLES,
     REPLAY_UDP_PORT,
     RESET_GROUP,
-    Mode,
+    SAMPLING_MODES,
+    acl_mask,
 )
 
+DEFAULT_CONFIG = Path(__file__).resolve().with_name("testbed.yaml")  # every tool's default
 MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
-OPS = {"insert": 0x01, "sample": 0x02, "update": 0x04}
-MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
 ROLES = ("learner", "actor", "replay_server", "host")
 MAX_PORT = 510
 LIMITERS_PER_TABLE = NUM_INSERT_LIMITERS // NUM_TABLES   # hosts a table's limit covers
@@ -55,7 +56,7 @@ class ReplayTable:
 
     @property
     def mode_code(self) -> int:
-        return int(MODES[self.mode])
+        return int(SAMPLING_MODES[self.mode])
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,7 @@ class AclRule:
 
     @property
     def mask(self) -> int:
-        mask = 0
-        for op in self.ops:
-            mask |= OPS[op]
-        return mask
+        return acl_mask(self.ops)
 
 
 @dataclass(frozen=True)
@@ -279,8 +277,8 @@ def table_problems(t: ReplayTable) -> list[tuple[str, str]]:
         problems.append(("min_size", "must be 0..capacity"))
     if not 1 <= t.max_batch <= MAX_BATCH:
         problems.append(("max_batch", f"must be 1..{MAX_BATCH}"))
-    if t.mode not in MODES:
-        problems.append(("mode", f"'{t.mode}' is not one of {', '.join(MODES)}"))
+    if t.mode not in SAMPLING_MODES:
+        problems.append(("mode", f"'{t.mode}' is not one of {', '.join(SAMPLING_MODES)}"))
     if t.insert_limit is not None and not 0 <= t.insert_limit <= MAX_INSERT_LIMIT:
         problems.append(("insert_limit", f"must be 0..{MAX_INSERT_LIMIT} INSERTs per host per "
                                          "window (omit it for no limit)"))
@@ -351,9 +349,9 @@ def parse(text: str, source: str = "<config>") -> Config:
         _check(af["table"][1] in ids, n, "table", f"no replay table {af['table'][1]}",
                af["table"][0])
         ops = af["ops"][1]
-        bad = [op for op in ops if op not in OPS]
+        bad = [op for op in ops if op not in ACL_OPS]
         _check(not bad and bool(ops), n, "ops", f"ops must be a non-empty list of "
-               f"{', '.join(OPS)} (got {ops})", af["ops"][0])
+               f"{', '.join(ACL_OPS)} (got {ops})", af["ops"][0])
         acl.append(AclRule(af["host"][1], af["table"][1], tuple(ops)))
 
     if any(t.insert_limit is not None for t in tables) and len(hosts) > LIMITERS_PER_TABLE:

@@ -5,29 +5,13 @@ changing only what differs (a second deploy of the same config changes nothing).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bmv2.artifacts import DEFAULT, Artifacts
 from controller.config import Config
 from controller.p4info import decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
-from controller.replication import sample_bases, wanted_groups
-
-P = "ReplayIngress."
-TABLES = {
-    "ipv4": P + "ipv4.ipv4_lpm",
-    "arp": P + "arp.arp_responder",
-    "vip": P + "replay_vip",
-    "config": P + "replay.replay_table_config",
-    "acl": P + "replay.replay_acl",
-    "sample_replication": P + "replay.sample_replication",
-    "rewrite": "ReplayEgress.broadcast.broadcast_rewrite",
-    "source_guard": P + "source.source_guard",
-    "broadcast_senders": P + "ipv4.broadcast_senders",
-    "insert_limit": P + "replay.limiter.insert_limit",
-}
-MANAGED_TABLES = tuple(TABLES.values())
+from controller.program import DEFAULT, MANAGED_TABLES, Artifacts, table_entities
+from controller.replication import wanted_groups
 
 
 @dataclass
@@ -54,51 +38,6 @@ class DeployReport:
             if items:
                 parts.append(f"{len(items)} {name}")
         return ", ".join(parts)
-
-
-def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2.Entity]:
-    """Every table entry the config asks for."""
-    e = session.table_entry
-    out = []
-    for h in cfg.hosts:
-        out.append(e(TABLES["source_guard"], {"ingress_port": h.port,
-                                              "hdr.ethernet.src_addr": h.mac,
-                                              "hdr.ipv4.src_addr": h.ip}, P + "source.bound"))
-        out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (h.ip, 32)}, P + "ipv4.forward",
-                     {"port": h.port}))
-        out.append(e(TABLES["arp"], {"hdr.arp.tpa": h.ip}, P + "arp.answer", {"mac": h.mac}))
-    out.append(e(TABLES["arp"], {"hdr.arp.tpa": cfg.vip}, P + "arp.answer", {"mac": cfg.vip_mac}))
-    out.append(e(TABLES["vip"], {"hdr.ipv4.dst_addr": cfg.vip}, P + "replay_vip_hit"))
-    for t in cfg.tables:
-        out.append(e(TABLES["config"], {"hdr.replay.table_id": t.id}, P + "replay.configure",
-                     {"enabled": int(t.enabled), "capacity": t.capacity, "min_size": t.min_size,
-                      "max_batch": t.max_batch, "default_mode": t.mode_code}))
-    masks: dict[tuple[str, int], int] = {}
-    for rule in cfg.acl:
-        key = (cfg.host(rule.host).ip, rule.table)
-        masks[key] = masks.get(key, 0) | rule.mask
-    for (ip, table), mask in sorted(masks.items()):
-        out.append(e(TABLES["acl"], {"hdr.ipv4.src_addr": ip, "hdr.replay.table_id": table},
-                     P + "replay.allow", {"ops": mask}))
-    for lim in cfg.insert_limiters():
-        out.append(e(TABLES["insert_limit"], {"hdr.replay.table_id": lim.table,
-                                              "hdr.ipv4.src_addr": lim.ip},
-                     P + "replay.limiter.limit",
-                     {"index": lim.index, "max_inserts": lim.max_inserts}))
-    for port, base in sample_bases(cfg).items():
-        out.append(e(TABLES["sample_replication"], {"meta.orig_port": port},
-                     P + "replay.replicate", {"group_base": base}))
-    if cfg.broadcast:
-        out.append(e(TABLES["ipv4"], {"hdr.ipv4.dst_addr": (cfg.broadcast.address, 32)},
-                     P + "ipv4.broadcast", {"group": cfg.broadcast.group}))
-        for port in sorted({cfg.host(name).port for name in cfg.broadcast.senders}):
-            out.append(e(TABLES["broadcast_senders"], {"ingress_port": port},
-                         P + "ipv4.may_broadcast"))
-        for name in cfg.broadcast.members:
-            h = cfg.host(name)
-            out.append(e(TABLES["rewrite"], {"egress_port": h.port},
-                         "ReplayEgress.broadcast.readdress", {"mac": h.mac, "ip": h.ip}))
-    return out
 
 
 def _match_key(entry: p4runtime_pb2.TableEntry) -> tuple:
@@ -183,9 +122,3 @@ def deploy(session: P4RuntimeSession, cfg: Config, artifacts: Artifacts = DEFAUL
     sync_replication(session, cfg, report)
     return report
 
-
-def artifacts_from(directory: str | Path | None) -> Artifacts:
-    if directory is None:
-        return DEFAULT
-    d = Path(directory)
-    return Artifacts(d / "replay.json", d / "replay.p4info.txtpb")

@@ -8,8 +8,9 @@ import itertools
 import time
 from collections.abc import Iterable
 
-from agent import protocol, udp_frame
+from agent import protocol
 from agent.protocol import Message, ProtocolError
+from controller import udp_frame
 from controller.p4runtime_session import P4RuntimeSession
 
 CONTROLLER_MAC = "02:00:00:00:ff:fe"

@@ -14,8 +14,8 @@ replicas in all, so any batch a table's max_batch admits, now or after
 
 from __future__ import annotations
 
-from agent.protocol import MAX_BATCH, RESET_FANOUT, RESET_GROUP
-from controller.config import OPS, Config
+from agent.protocol import ALLOW_SAMPLE, MAX_BATCH, RESET_FANOUT, RESET_GROUP
+from controller.config import Config
 
 GROUP_BLOCK = 512          # sample group ids of one port: base + 1, 2, 4, .., 256
 FIRST_SAMPLE_BLOCK = 1     # block 0 (ids 1 .. 511) holds the broadcast and RESET groups
@@ -26,7 +26,7 @@ Replicas = list[tuple[int, int]]
 
 def sampling_ports(cfg: Config) -> list[int]:
     """Ports that SAMPLE requests may come from: hosts the ACL lets sample, and the CPU port."""
-    ports = {cfg.host(rule.host).port for rule in cfg.acl if rule.mask & OPS["sample"]}
+    ports = {cfg.host(rule.host).port for rule in cfg.acl if rule.mask & ALLOW_SAMPLE}
     ports.add(cfg.switch.cpu_port)
     return sorted(ports)
 

@@ -8,12 +8,14 @@ from agent import protocol
 from agent.protocol import Op, Status
 from controller.inband import InbandChannel
 from controller.p4runtime_session import P4RuntimeSession
+from controller.program import (
+    BROADCAST_COUNTER,
+    FORGED_COUNTER,
+    RATE_LIMITED_COUNTER,
+    SAMPLED_COUNTER,
+)
+from controller.program import REQUESTS_COUNTER as COUNTER
 
-COUNTER = "ReplayEgress.replay.replay_requests"
-SAMPLED_COUNTER = "ReplayEgress.replay.replay_sampled"
-FORGED_COUNTER = "ReplayIngress.source.forged_sources"
-BROADCAST_COUNTER = "ReplayIngress.ipv4.refused_broadcasts"
-RATE_LIMITED_COUNTER = "ReplayIngress.replay.limiter.rate_limited"
 OTHER_TABLE = protocol.NUM_TABLES
 
 

@@ -3,7 +3,7 @@ const entries from the JSON."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import ProgramError, SwitchKeyError
 from .expressions import hexint
@@ -23,13 +23,21 @@ from .tables import (
     noop,
 )
 
-if TYPE_CHECKING:
-    from .controls import ControlGen
+
+class ControlNodes(Protocol):
+    """What building tables needs of the control-flow generator (controls.ControlGen)."""
+
+    table_ids: dict[str, int]
+
+    def node(self, pname: str, name: str | None, where: str) -> str: ...
+
+    def key_codes(self, t: dict[str, Any]) -> tuple[list[str], list[KeyField], list[int | None]]:
+        ...
 
 NOOP_PRIMITIVES = ("no_op", "log_msg")  # an action of only these does nothing
 
 
-def build_tables(prog: Program, controls: ControlGen, ns: dict[str, Any]) -> dict[str, Table]:
+def build_tables(prog: Program, controls: ControlNodes, ns: dict[str, Any]) -> dict[str, Table]:
     """Tables of both pipelines, wired to the generated functions in ``ns``."""
     tables: dict[str, Table] = {}
     for pname in ("ingress", "egress"):
@@ -41,7 +49,7 @@ def build_tables(prog: Program, controls: ControlGen, ns: dict[str, Any]) -> dic
     return tables
 
 
-def _make_table(prog: Program, controls: ControlGen, ns: dict[str, Any], pname: str,
+def _make_table(prog: Program, controls: ControlNodes, ns: dict[str, Any], pname: str,
                 t: dict[str, Any]) -> Table:
     where = f"table '{t['name']}'"
     _codes, fields, masks = controls.key_codes(t)

@@ -10,8 +10,8 @@ import pytest
 from agent import protocol
 from agent.dqn import set_torch_threads
 from agent.host_server import HostServer, build_service
-from agent.protocol import Message
-from agent.replay_memory import ALLOW_ALL, TableConfig
+from agent.protocol import ALLOW_ALL, Message
+from agent.replay_memory import TableConfig
 
 LOOPBACK = "127.0.0.1"
 OUTSIDER = "127.0.0.2"  # a loopback source address the ACL does not list

@@ -13,9 +13,9 @@ from agent import transition
 from agent.actor import Actor, ActorReport, actor_epsilon
 from agent.dqn import QNetwork, flat_parameters
 from agent.hparams import Hyperparams
-from agent.protocol import Op, Status, decode_batch, sample
+from agent.protocol import ALLOW_ALL, Op, Status, decode_batch, sample
 from agent.replay_client import make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ReplayService, TableConfig
 from agent.weights import WeightReceiver, WeightSender
 
 HP = Hyperparams(env_steps_per_update=0.0, insert_batch=8)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent import launch, protocol
+from agent import protocol
 from agent.host_server import (
     DEFAULT_BURST,
     HostServer,
@@ -21,8 +21,9 @@ from agent.host_server import (
     build_service,
     parse_allow,
 )
-from agent.protocol import PRIORITY_ONE, Message, Mode, Op, Status
-from agent.replay_memory import ALLOW_INSERT, ALLOW_SAMPLE, TableConfig
+from agent.orchestration import launch
+from agent.protocol import ALLOW_INSERT, ALLOW_SAMPLE, PRIORITY_ONE, Message, Mode, Op, Status
+from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from tests.agent.conftest import LOOPBACK, OUTSIDER, RawPeer
 

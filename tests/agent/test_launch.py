@@ -18,11 +18,17 @@ from pathlib import Path
 import pytest
 
 from agent.hparams import Hyperparams
-from agent.launch import DEFAULT_CONFIG, LaunchError, name_run_dir, parse_args, training_config
+from agent.orchestration.launch import (
+    DEFAULT_CONFIG,
+    LaunchError,
+    name_run_dir,
+    parse_args,
+    training_config,
+)
+from agent.orchestration.mininet_topo import load_mininet
 from bmv2.launch import find_bmv2, resolve_kind
-from bmv2.mininet_topo import SWITCH_NAME as MININET_SWITCH
-from bmv2.mininet_topo import load_mininet
 from bmv2.netns import have_netns, ip
+from bmv2.testbed import MININET_SWITCH
 from controller import config as cfgmod
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,7 +69,7 @@ def test_training_config_refuses_a_table_the_switch_cannot_hold() -> None:
         training_config(_base(), Hyperparams(capacity=10_000), 0, 2, "switch")
 
 
-def _launch(*args: str, timeout: float = 240, module: str = "agent.launch",
+def _launch(*args: str, timeout: float = 240, module: str = "agent.orchestration.launch",
             stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
@@ -111,8 +117,9 @@ def test_every_option_is_checked_before_anything_starts(args: list[str], message
     assert (set(runs.iterdir()) if runs.exists() else set()) == before
 
 
-@pytest.mark.parametrize("module", ["agent.launch", "bmv2.standalone", "bmv2.mininet_topo",
-                                    "controller.cli", "agent.replay_tool"])
+@pytest.mark.parametrize("module", ["agent.orchestration.launch", "bmv2.standalone",
+                                    "agent.orchestration.mininet_topo", "controller.cli",
+                                    "agent.orchestration.replay_tool"])
 def test_help_shows_the_whole_description(module: str) -> None:
     proc = _launch("--help", module=module, timeout=60)
     assert proc.returncode == 0
@@ -229,7 +236,8 @@ def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
     _needs("python")
     before = set(_our_namespaces())
     run_dir = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "agent.launch", "--switch", "python",
+    proc = subprocess.Popen([sys.executable, "-m", "agent.orchestration.launch",
+                             "--switch", "python",
                              "--actors", "2", "--run-dir", str(run_dir)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
@@ -271,7 +279,7 @@ def test_short_run_on_a_mininet_topology(tmp_path: Path) -> None:
     _needs_mininet()
     run_dir = tmp_path / "run"
     proc = _launch("--switch", "python", "--actors", "2", "--run-dir", str(run_dir), *SHORT,
-                   module="bmv2.mininet_topo")
+                   module="agent.orchestration.mininet_topo")
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "*** Starting 1 switches" in proc.stderr + proc.stdout  # Mininet built it
     summary = _summary(proc.stdout)
@@ -291,7 +299,8 @@ def test_mininet_cli_reaches_every_host_through_the_p4_switch(tmp_path: Path) ->
     if shutil.which("ping") is None:
         pytest.skip("ping (iputils-ping) is not installed")
     proc = _launch("--switch", "python", "--actors", "2", "--run-dir", str(tmp_path / "run"),
-                   "--cli", module="bmv2.mininet_topo", stdin="pingall\nexit\n", timeout=120)
+                   "--cli", module="agent.orchestration.mininet_topo", stdin="pingall\nexit\n",
+                   timeout=120)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     assert "Results: 0% dropped (6/6 received)" in out
@@ -299,11 +308,11 @@ def test_mininet_cli_reaches_every_host_through_the_p4_switch(tmp_path: Path) ->
 
 
 def test_mininet_refuses_the_inprocess_backend() -> None:
-    proc = _launch("--backend", "inprocess", module="bmv2.mininet_topo", timeout=60)
+    proc = _launch("--backend", "inprocess", module="agent.orchestration.mininet_topo", timeout=60)
     assert proc.returncode == 2 and "uses no network" in proc.stderr
 
 
-# --- faults (agent/faults.py): the run rides through them and still solves ----------------
+# --- faults (agent/orchestration/faults.py): the run rides through them and still solves --
 
 SOLVE = ["--max-seconds", "800"]
 

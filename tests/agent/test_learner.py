@@ -14,9 +14,9 @@ from agent.actor import Actor
 from agent.dqn import flat_parameters
 from agent.hparams import Hyperparams, apply_overrides
 from agent.learner import Learner, importance_weights
-from agent.protocol import Op, Status
+from agent.protocol import ALLOW_ALL, Op, Status
 from agent.replay_client import make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ReplayService, TableConfig
 from agent.weights import WeightReceiver, WeightSender
 
 HP = Hyperparams(learning_starts=100, batch_size=32, target_update=50, broadcast_every=20,

@@ -10,7 +10,7 @@ import pytest
 
 from agent import protocol, replay_client
 from agent.host_server import HostServer
-from agent.protocol import HEADER, Mode, Op, Status
+from agent.protocol import ALLOW_ALL, HEADER, Mode, Op, Status
 from agent.replay_client import (
     ReplayClient,
     ReplayRefused,
@@ -19,7 +19,7 @@ from agent.replay_client import (
     RttEstimator,
     make_client,
 )
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ReplayService, TableConfig
 from tests.agent.lossy_proxy import LossyProxy
 
 FAST = RetryPolicy(timeout=0.05, retries=6, backoff=1.5, max_timeout=0.3)

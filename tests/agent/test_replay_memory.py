@@ -8,13 +8,21 @@ import numpy as np
 import pytest
 
 from agent import protocol
-from agent.protocol import PRIORITY_ONE, RESET_FANOUT, Flag, Message, Mode, Op, Status
-from agent.replay_memory import (
+from agent.protocol import (
     ALLOW_ALL,
     ALLOW_INSERT,
+    PRIORITY_ONE,
+    RESET_FANOUT,
+    Flag,
+    Message,
+    Mode,
+    Op,
+    Status,
+    parse_request,
+)
+from agent.replay_memory import (
     ReplayService,
     TableConfig,
-    parse_request,
 )
 
 HOST = "198.18.0.1"

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from agent import protocol
-from agent.soak import (
+from agent.orchestration.soak import (
     DEFAULT_CONFIG,
     PRIORITY_STEP,
     SOAK_TABLE,

@@ -13,6 +13,8 @@ import pytest
 
 from agent import protocol
 from agent.protocol import (
+    ALLOW_ALL,
+    ALLOW_INSERT,
     NUM_SLOTS,
     NUM_TABLES,
     PAYLOAD_WORDS,
@@ -22,13 +24,11 @@ from agent.protocol import (
     Mode,
     Op,
     Status,
+    parse_request,
 )
 from agent.replay_memory import (
-    ALLOW_ALL,
-    ALLOW_INSERT,
     ReplayService,
     TableConfig,
-    parse_request,
 )
 from controller.replication import sample_groups
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.launch import DEFAULT_CONFIG
+from agent.orchestration.launch import DEFAULT_CONFIG
 from agent.protocol import REPLAY_UDP_PORT
 from bmv2.launch import find_bmv2
 from bmv2.netns import have_netns

@@ -13,9 +13,9 @@ from torchrl.data import OneHot
 from torchrl.modules import MLP, QValueActor
 from torchrl.objectives import DQNLoss
 
-from agent.protocol import PAYLOAD_WORDS
+from agent.protocol import ALLOW_ALL, PAYLOAD_WORDS
 from agent.replay_client import ReplayRefused
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ReplayService, TableConfig
 from agent.server_process import ServerProcess
 from agent.torchrl_replay import InNetworkReplayBuffer, PayloadLayout
 

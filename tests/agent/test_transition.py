@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from agent import protocol, transition
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.protocol import ALLOW_ALL
+from agent.replay_memory import ReplayService, TableConfig
 from agent.transition import Transitions
 
 
@@ -39,7 +40,7 @@ def test_encode_decode_round_trip_is_exact() -> None:
 def test_payloads_match_the_protocol_codec() -> None:
     t = sample_transitions(3)
     words = transition.encode(t)
-    for row, raw in zip(words, transition.to_payloads(words), strict=True):
+    for row, raw in zip(words, protocol.to_payloads(words), strict=True):
         assert raw == protocol.floats_to_payload(row)
 
 
@@ -48,7 +49,7 @@ def test_decode_over_a_sample_batch_from_the_service() -> None:
     svc.configure(0, TableConfig(capacity=16))
     svc.allow("h", 0, ALLOW_ALL)
     t = sample_transitions(16)
-    for raw in transition.to_payloads(transition.encode(t)):
+    for raw in protocol.to_payloads(transition.encode(t)):
         svc.handle(protocol.insert(0, raw), "h")
     batch = protocol.decode_batch(svc.handle(protocol.sample(0, 32), "h"))
     got = transition.decode(batch.payload, 4)

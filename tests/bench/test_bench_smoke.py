@@ -9,12 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from agent import bench
-from agent.benchmarks import report
-from agent.benchmarks.harness import Budget, medians, ratios, run_rounds
-from agent.benchmarks.pacing import LADDER
-from agent.benchmarks.replay_ops import MODES
-from agent.benchmarks.training import TrainingJob, TrainingResult, parse_summary, read_curve
+from agent.orchestration import bench
+from agent.orchestration.benchmarks import report
+from agent.orchestration.benchmarks.harness import Budget, medians, ratios, run_rounds
+from agent.orchestration.benchmarks.pacing import LADDER
+from agent.orchestration.benchmarks.replay_ops import MODES
+from agent.orchestration.benchmarks.training import (
+    TrainingJob,
+    TrainingResult,
+    parse_summary,
+    read_curve,
+)
 from bmv2.netns import have_netns
 
 TINY = ["--rounds", "1", "--inserts", "3", "--insert-rate", "8", "--sample-reps", "2",

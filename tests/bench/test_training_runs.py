@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent.benchmarks.training import stop_launch
+from agent.orchestration.benchmarks.training import stop_launch
 
-# A stand-in for agent.launch: it records a teardown when SIGTERM arrives.
+# A stand-in for agent.orchestration.launch: it records a teardown when SIGTERM arrives.
 CHILD = """
 import signal, sys, time
 from pathlib import Path

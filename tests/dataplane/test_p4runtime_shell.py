@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol, udp_frame
+from agent import protocol
+from agent.orchestration.timing import full_table
 from bmv2.launch import SwitchProcess, find_bmv2
-from controller import cli, snapshot
-from controller.deploy import TABLES
+from controller import cli, snapshot, udp_frame
+from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
-from controller.timing import full_table
 from tests.dataplane.conftest import CONFIG
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,8 +52,8 @@ for e in table_entry["$ACL_TABLE"].read():
 MulticastGroupEntry(7).add(11, 1).add(12, 1).insert()
 print("MCAST", sorted(r.egress_port for r in next(MulticastGroupEntry(7).read()).replicas))
 MulticastGroupEntry(7).delete()
-from agent import protocol, udp_frame
-from controller import inband
+from agent import protocol
+from controller import inband, udp_frame
 request = protocol.encode(protocol.get_state(0, request_id=4242))
 frame = udp_frame.build(udp_frame.UdpFrame(
     inband.CONTROLLER_MAC, "02:00:00:00:00:64", inband.CONTROLLER_IP, "198.18.0.100",
@@ -74,7 +74,7 @@ print("ACL_LEFT", len(list(table_entry["$ACL_TABLE"].read())))
 '''
 
 
-NAMES = {"ACL_TABLE": cli.ACL_TABLE, "CONFIG_TABLE": TABLES["config"], "COUNTER": COUNTER}
+NAMES = {"ACL_TABLE": ACL_TABLE, "CONFIG_TABLE": CONFIG_TABLE, "COUNTER": COUNTER}
 
 
 def shell(cfg: Path, script: str, *extra: str) -> dict[str, object]:
@@ -140,7 +140,7 @@ def test_scripted_shell_session_agrees_with_replayctl(switch_config: Path, tmp_p
                for ln in acl.splitlines()), acl
     assert [int(ipaddress.IPv4Address("198.18.0.3")), 1, 3] in seen["ACL"]
     assert seen["MCAST"] == [11, 12]
-    assert any(cli.ACL_TABLE in c for c in seen["TAB"])  # type: ignore
+    assert any(ACL_TABLE in c for c in seen["TAB"])  # type: ignore
 
     (reply_hex,) = seen["PACKET_IN"]  # type: ignore
     frame = udp_frame.parse(bytes.fromhex(reply_hex))

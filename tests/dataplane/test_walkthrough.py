@@ -69,10 +69,10 @@ def test_replayctl_walkthrough_from_the_readme(kind: str, tmp_path: Path) -> Non
         assert "pipeline pushed" in ctl("deploy").stdout
         assert "nothing changed" in ctl("deploy").stdout
         assert ctl("table", "set", "0", "--min-size", "1").returncode == 0
-        sent = _py("agent.replay_tool", "-c", str(cfg), "insert", "--count", "40",
+        sent = _py("agent.orchestration.replay_tool", "-c", str(cfg), "insert", "--count", "40",
                    ns="p4r-actor1")
         assert sent.returncode == 0 and "40 inserted" in sent.stdout, sent.stderr
-        drawn = _py("agent.replay_tool", "-c", str(cfg), "sample", "--batch", "4",
+        drawn = _py("agent.orchestration.replay_tool", "-c", str(cfg), "sample", "--batch", "4",
                     ns="p4r-learner")
         assert drawn.returncode == 0 and "4 of 4 sampled" in drawn.stdout, drawn.stderr
         before = json.loads(ctl("stats", "--table", "0", "--json").stdout)["0"]

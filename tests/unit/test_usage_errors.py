@@ -32,7 +32,7 @@ def run(module: str, *args: str) -> subprocess.CompletedProcess:
     (["-c", "/nonexistent.yaml", "sample"], "config error: /nonexistent.yaml: cannot read"),
 ])
 def test_replay_tool_usage_errors(args: list[str], message: str) -> None:
-    proc = run("agent.replay_tool", *args)
+    proc = run("agent.orchestration.replay_tool", *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 

@@ -1,20 +1,20 @@
 """Benchmarks: in-network replay vs the host replay server vs in-process.
 
-    python -m agent.bench --switch auto            # `make bench`: every switch present
-    python -m agent.bench --switch python --rounds 3 --out /tmp/bench
-    python -m agent.bench --out docs/benchmarks      # replace the committed results
-    python -m agent.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
+    python -m agent.orchestration.bench --switch auto     # `make bench`: every switch present
+    python -m agent.orchestration.bench --switch python --rounds 3 --out /tmp/bench
+    python -m agent.orchestration.bench --out docs/benchmarks  # replace the committed results
+    python -m agent.orchestration.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
 
 Per switch (the Python switch always, bmv2 when installed) one namespace
 testbed: the replay client in the learner namespace talks to the switch's VIP
 (in-network) or to the host replay server in the `replay` namespace behind the
 same switch (host); the in-process backend needs no network. Before the
 rounds, the host server's reply pacing is calibrated on that switch (the
-fastest setting under which it loses nothing, agent/benchmarks/pacing.py).
+fastest setting under which it loses nothing, agent/orchestration/benchmarks/pacing.py).
 Each round runs every backend's short, bounded measurement plus the switch's
 forwarding rate, in rotating order; results are medians over rounds, retries
 and lost replies are totals. Training runs (optional) go through
-`python -m agent.launch`. Writes results.json, results.md and plots to --out
+`python -m agent.orchestration.launch`. Writes results.json, results.md and plots to --out
 (default runs/bench-<UTC time>/, not the committed docs/benchmarks/); see
 docs/benchmarks.md.
 """
@@ -29,9 +29,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent.benchmarks import bed as bedmod
-from agent.benchmarks.forwarding import forwarding_figures
-from agent.benchmarks.harness import (
+from agent.host_server import Pacing
+from agent.orchestration.benchmarks import bed as bedmod
+from agent.orchestration.benchmarks.forwarding import forwarding_figures
+from agent.orchestration.benchmarks.harness import (
     Budget,
     Job,
     loss_totals,
@@ -40,23 +41,30 @@ from agent.benchmarks.harness import (
     ratios,
     run_rounds,
 )
-from agent.benchmarks.pacing import LADDER, PROBE_POLICY, PROBE_REPS, calibrate, describe, probe
-from agent.benchmarks.replay_ops import BATCH_SIZES, OpsBudget, measure, warm_up
-from agent.benchmarks.report import machine_info, write_all
-from agent.benchmarks.targets import targets
-from agent.benchmarks.training import (
+from agent.orchestration.benchmarks.pacing import (
+    LADDER,
+    PROBE_POLICY,
+    PROBE_REPS,
+    calibrate,
+    describe,
+    probe,
+)
+from agent.orchestration.benchmarks.replay_ops import BATCH_SIZES, OpsBudget, measure, warm_up
+from agent.orchestration.benchmarks.report import machine_info, write_all
+from agent.orchestration.benchmarks.targets import targets
+from agent.orchestration.benchmarks.training import (
     TrainingHook,
     TrainingJob,
     launch_hook,
     run_training,
     summarize,
 )
-from agent.host_server import Pacing
 from agent.replay_client import BACKENDS, ReplayClient
 from bmv2.launch import find_bmv2, resolve_kind
 from bmv2.netns import have_netns
+from controller.config import DEFAULT_CONFIG
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NO_SWITCH = "none"
 AUTO = "auto"
 
@@ -107,7 +115,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--forward-pings", type=int, default=500,
                    help="packets timed one at a time for forwarding latency")
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
-                   help="also train CartPole per backend via agent.launch (long)")
+                   help="also train CartPole per backend via agent.orchestration.launch (long)")
     p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
     p.add_argument("--training-actors", type=_ints, default=[1, 2, 4])
     p.add_argument("--training-seeds", type=_ints, default=[1, 2, 3])
@@ -115,7 +123,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--training-env-steps", type=int, default=300_000, help="bound per run")
     p.add_argument("--training-budget", type=float, default=4 * 3600.0,
                    help="bound on all training runs")
-    p.add_argument("--config", type=Path, default=bedmod.BASE_CONFIG)
+    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--out", type=Path, default=None,
                    help="output directory (default runs/bench-<UTC time>/; give "
                         "docs/benchmarks to replace the committed results)")
@@ -261,7 +269,8 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
     results = {
         "schema": 1,
         "started_utc": started.isoformat(timespec="seconds"),
-        "command": ["python", "-m", "agent.bench", *(sys.argv[1:] if argv is None else argv)],
+        "command": ["python", "-m", "agent.orchestration.bench",
+                    *(sys.argv[1:] if argv is None else argv)],
         "machine": machine_info(),
         "settings": _settings(args),
         "testbeds": testbeds,

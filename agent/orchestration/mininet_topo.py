@@ -1,14 +1,14 @@
 """`make mininet`: the main job's roles as a Mininet topology, the P4 switch a
 Mininet node.
 
-    python -m bmv2.mininet_topo --switch auto --actors 2    # train through it, like make run
-    python -m bmv2.mininet_topo --actors 2 --cli            # deploy, then the Mininet CLI
+    python -m agent.orchestration.mininet_topo --switch auto --actors 2  # trains, like make run
+    python -m agent.orchestration.mininet_topo --actors 2 --cli  # deploy, then the Mininet CLI
 
 The Learner, N Actors and, for --backend host, the host replay server are
 Mininet hosts with the config's addresses; the switch (bmv2 when installed or
 asked for, else the Python switch) is a Mininet switch node; the controller
 deploys the config over P4Runtime. Training then runs exactly as in `make run`
-(agent.launch), with the same options, output and exit codes. With --cli the
+(agent.orchestration.launch), with the same options, output and exit codes. With --cli the
 network stays up for Mininet's CLI (`pingall`, `learner ping 198.18.1.1`, ...)
 until you leave it. Needs root and Mininet (Debian/Ubuntu: apt install mininet).
 """
@@ -22,11 +22,10 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from agent import launch
+from agent.orchestration import launch
 from bmv2.testbed import Bed
 from controller.config import Config
 
-SWITCH_NAME = "s1"  # the P4 switch's Mininet node; its ports are s1-eth<port>
 DEBIAN_DIST = Path("/usr/lib/python3/dist-packages")  # where Debian's mininet package lives
 
 
@@ -66,7 +65,7 @@ def open_cli(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = launch.build_parser(__doc__, prog="python -m bmv2.mininet_topo")
+    p = launch.build_parser(__doc__, prog="python -m agent.orchestration.mininet_topo")
     p.add_argument("--cli", action="store_true",
                    help="open the Mininet CLI on the deployed network instead of training")
     return p
@@ -75,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = launch.parse_args(argv, build_parser())
     if args.backend == "inprocess":
-        print("error: --backend inprocess uses no network; run agent.launch for it",
+        print("error: --backend inprocess uses no network; run agent.orchestration.launch for it",
               file=sys.stderr)
         sys.exit(launch.EXIT_USAGE)
     runner = open_cli if args.cli else partial(launch.run, make_bed=mininet_bed)

@@ -3,7 +3,7 @@ rate while a host without rights sends random and mutated datagrams, on each
 switch; then a snapshot proves that no stored slot changed except by the
 valid requests the soak made.
 
-    python -m agent.soak --switch all --seconds 600 --fuzz 100000 --forged 10000
+    python -m agent.orchestration.soak --switch all --seconds 600 --fuzz 100000 --forged 10000
 
 Per switch (the --seconds are shared out between the switches):
   1. the namespace testbed with the config's actors and learner and one more
@@ -53,20 +53,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agent import protocol, udp_frame
+from agent import protocol
+from agent.namespace import enter
 from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
 from bmv2.launch import SWITCH_KINDS, find_bmv2, resolve_kind
-from bmv2.netns import enter, have_netns, inside, raw_socket
+from bmv2.netns import have_netns, inside, raw_socket
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
-from controller import snapshot
-from controller.config import AclRule, Config, Host, ReplayTable
+from controller import snapshot, udp_frame
+from controller.config import DEFAULT_CONFIG, AclRule, Config, Host, ReplayTable
 from controller.inband import InbandChannel
 from controller.stats import OTHER_TABLE, read_guard_drops, read_stats
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
+REPO = Path(__file__).resolve().parents[2]
 SOAK_TABLE, WITNESS_TABLE = 0, 1
 MAGIC = 0x50345253                     # "P4RS": a soak payload
 PRIORITY_STEP = 1 << 10                # priorities k/64 in Q16.16

@@ -28,13 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent import protocol
-from agent.benchmarks.harness import Figures, latency_figures, timed_calls
 from agent.hparams import Hyperparams
-from agent.protocol import Mode
+from agent.orchestration.benchmarks.harness import Figures, latency_figures, timed_calls
+from agent.protocol import SAMPLING_MODES, Inserted
 from agent.replay_client import PendingRequest, ReplayClient
-from agent.replay_memory import Inserted
 
-MODES = {"uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
+MODES = SAMPLING_MODES  # measured in this order
 BATCH_SIZES = (1, 8, 32, 128)
 CHUNK = 64  # insert_many / update calls per rate loop step
 INFLIGHT_DEPTH = Hyperparams().prefetch_depth  # SAMPLEs sent ahead, as the learner does

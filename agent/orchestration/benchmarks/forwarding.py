@@ -23,8 +23,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agent.benchmarks.harness import Figures, latency_figures
-from bmv2.netns import udp_socket
+from agent.orchestration.benchmarks.harness import Figures, latency_figures
+from bmv2.netns import udp_socket_in
 from bmv2.testbed import Testbed
 
 SENDER, RECEIVER = "actor1", "actor2"
@@ -48,8 +48,8 @@ def forwarding_figures(bed: Testbed, count: int, seconds: float, window: int, pi
 def _socket_pair(bed: Testbed) -> Iterator[tuple[socket.socket, socket.socket]]:
     """A sender in SENDER connected to a non-blocking receiver in RECEIVER, warmed up."""
     cfg = bed.config
-    rx = udp_socket(bed.ns_name(RECEIVER))
-    tx = udp_socket(bed.ns_name(SENDER))
+    rx = udp_socket_in(bed.ns_name(RECEIVER))
+    tx = udp_socket_in(bed.ns_name(SENDER))
     try:
         rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         rx.bind((cfg.host(RECEIVER).ip, PORT))

@@ -7,7 +7,7 @@ round is marked not clean: its ratio then partly measures the client's timeouts.
 
 from __future__ import annotations
 
-from agent.benchmarks.harness import Figures
+from agent.orchestration.benchmarks.harness import Figures
 
 SAMPLE_TARGET = 0.5
 SINGLE_TARGET = 0.65

@@ -2,7 +2,7 @@
 in-band PacketOut -> PacketIn round trip (docs/p4runtime-shell.md records the
 figures that chose the P4Runtime / protobuf stack).
 
-    python -m controller.timing --switch python --rounds 3
+    python -m agent.orchestration.timing --switch python --rounds 3
 
 Each round starts a switch with no ports and no pipeline, then times
 `deploy` of controller/testbed.yaml (pipeline push and every entry), a
@@ -31,8 +31,6 @@ from controller.deploy import deploy
 from controller.inband import InbandChannel
 from controller.p4runtime_session import P4RuntimeSession
 
-DEFAULT_CONFIG = Path(__file__).with_name("testbed.yaml")
-
 
 def full_table(table: int, capacity: int) -> dict:
     """A snapshot of a full table (every slot priority 1, distinct payloads)."""
@@ -47,7 +45,7 @@ def full_table(table: int, capacity: int) -> dict:
 
 def one_round(kind: str, pings: int, log_dir: Path) -> dict[str, float]:
     """Deploy, restore, snapshot and ping times on a freshly started switch."""
-    base = cfgmod.load(DEFAULT_CONFIG)
+    base = cfgmod.load(cfgmod.DEFAULT_CONFIG)
     with SwitchProcess(kind, {}, log_path=log_dir / f"{kind}.log") as switch:
         cfg = replace(base, switch=replace(base.switch, address=switch.grpc_addr))
         with P4RuntimeSession(switch.grpc_addr, cfg.switch.device_id, election_id=10,

@@ -1,7 +1,7 @@
 """The main job (`make run`): train a DQN through the in-network replay on the
 namespace testbed, in one command.
 
-    python -m agent.launch --backend switch --switch auto --actors 2 --seed 1
+    python -m agent.orchestration.launch --backend switch --switch auto --actors 2 --seed 1
 
 What it does, in order:
   1. takes the hosts it needs from the config (controller/testbed.yaml): the
@@ -27,7 +27,7 @@ Through make, any of these but 0 becomes make's own 2; make's last line
 (`make: *** [Makefile:NN: run] Error 1`) names the code.
 
 Fault options (--loss, --snapshot-every, --restart-switch-at, --kill-learner-at,
---kill-actor-at; agent/faults.py) test that training rides through packet
+--kill-actor-at; agent/orchestration/faults.py) test that training rides through packet
 loss, a switch crash recovered from the periodic snapshots, a Learner killed
 and resumed from its checkpoint and an Actor that dies.
 """
@@ -46,12 +46,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.cli_args import ArgumentParser, doc_parts, int_range, positive_float
-from agent.faults import FaultInjector, FaultPlan
-from agent.host_server import Pacing
-from agent.hparams import Hyperparams, apply_overrides, check_env
-from agent.protocol import NUM_TABLES, REPLAY_UDP_PORT
-from agent.replay_client import BACKENDS
+from agent.cli_args import ArgumentParser, doc_parts
+from agent.host_server import Pacing, allow_spec
+from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
+from agent.orchestration.faults import FaultInjector, FaultPlan
+from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT
@@ -59,12 +58,11 @@ from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.netns import LossError, have_netns
 from bmv2.testbed import Bed, Testbed
 from controller import config as cfgmod
-from controller.config import Config, ConfigError
+from controller.config import DEFAULT_CONFIG, Config, ConfigError
 from controller.inband import InbandChannel
 from controller.stats import read_stats
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
+REPO = Path(__file__).resolve().parents[2]
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
 MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
@@ -120,9 +118,7 @@ def host_server(bed: Bed, table: int, run_dir: Path, seed: int,
     cfg = bed.config
     host = next(h for h in cfg.hosts if h.role == "replay_server")
     t = cfg.table(table)
-    letters = {"insert": "i", "sample": "s", "update": "u"}
-    allow = [f"{cfg.host(a.host).ip}:{''.join(letters[o] for o in a.ops)}"
-             for a in cfg.acl if a.table == table]
+    allow = [allow_spec(cfg.host(a.host).ip, a.ops) for a in cfg.acl if a.table == table]
     config = TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
                          default_mode=t.mode_code)
     return ServerProcess(host.ip, [table], config, allow, run_dir / "logs" / "host-server.log",
@@ -325,34 +321,25 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
 
 
 def build_parser(doc: str | None = __doc__,
-                 prog: str = "python -m agent.launch") -> argparse.ArgumentParser:
-    """The launcher's options (bmv2.mininet_topo adds its own, its `doc` and `prog`)."""
+                 prog: str = "python -m agent.orchestration.launch") -> argparse.ArgumentParser:
+    """The launcher's options (mininet_topo adds its own, its `doc` and `prog`)."""
     description, epilog = doc_parts(doc)
     p = ArgumentParser(prog=prog, description=description, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", choices=BACKENDS, default="switch",
-                   help="switch: in-network replay; host: the host replay server behind the "
-                        "switch; inprocess: no network")
+    add_run_options(
+        p, backend="switch",
+        backend_help="switch: in-network replay; host: the host replay server behind the "
+                     "switch; inprocess: no network",
+        actors_help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})",
+        run_dir_help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")
-    p.add_argument("--actors", type=int, default=2,
-                   help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})")
-    p.add_argument("--env", default="CartPole-v1",
-                   help="a gymnasium environment with discrete actions")
-    p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1)
-    p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=500_000)
-    p.add_argument("--max-seconds", type=positive_float, default=900.0)
-    p.add_argument("--table", type=int_range(0, NUM_TABLES - 1), default=0,
-                   help="replay table to train on")
     p.add_argument("--host-pacing", type=Pacing.parse, default=Pacing(), metavar="RATE[:BURST]",
                    help="--backend host: pace the server's replies to RATE/s in bursts of at "
                         "most BURST (agent.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
-    p.add_argument("--run-dir", type=Path, default=None,
-                   help="default runs/<backend>-<switch>-s<seed>-<time>")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
-    f = p.add_argument_group("faults (agent/faults.py; times in seconds after training starts)")
+    f = p.add_argument_group("faults (agent/orchestration/faults.py; times in seconds after "
+                             "training starts)")
     f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",
                    help="drop this %% of the frames at random, each way on every link")
     f.add_argument("--snapshot-every", type=float, default=0.0, metavar="SECONDS",

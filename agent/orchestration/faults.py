@@ -1,4 +1,4 @@
-"""Faults injected into a training run on the namespace testbed (agent.launch's
+"""Faults injected into a training run on the namespace testbed (agent.orchestration.launch's
 fault options), and the figures of how the run rode through them.
 
   --loss P               P % of the frames dropped at random each way on every link

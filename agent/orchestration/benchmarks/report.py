@@ -12,7 +12,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from agent.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES
+from agent.orchestration.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES
 from bmv2.artifacts import find_p4c, p4c_version
 from bmv2.launch import find_bmv2
 

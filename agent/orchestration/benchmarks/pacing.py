@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from agent.benchmarks.harness import progress
-from agent.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES, inflight_rate
 from agent.host_server import Pacing
+from agent.orchestration.benchmarks.harness import progress
+from agent.orchestration.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES, inflight_rate
 from agent.replay_client import ReplayClient, ReplayError, RetryPolicy
 
 LADDER = (Pacing(), Pacing(40_000.0, 48), Pacing(20_000.0, 32), Pacing(10_000.0, 32),

@@ -1,7 +1,7 @@
 """replay-tool: talk to a replay table by hand, from a host on the testbed.
 
-    ip netns exec p4r-actor1 .venv/bin/python -m agent.replay_tool insert --count 100
-    ip netns exec p4r-learner .venv/bin/python -m agent.replay_tool sample --batch 8
+    ip netns exec p4r-actor1 .venv/bin/python -m agent.orchestration.replay_tool insert --count 100
+    ip netns exec p4r-learner .venv/bin/python -m agent.orchestration.replay_tool sample --batch 8
 
 `insert` stores random CartPole-shaped transitions (acknowledged, so the
 slots are printed and a lost packet is resent); `sample` draws a batch and
@@ -19,17 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
-from agent import transition
+from agent import protocol, transition
 from agent.cli_args import ArgumentParser, doc_parts, host_port, int_range, positive_float
-from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, REPLAY_UDP_PORT, Mode
+from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, REPLAY_UDP_PORT, SAMPLING_MODES, Mode
 from agent.replay_client import ReplayError, RetryPolicy, make_client
 from controller import config as cfgmod
-from controller.config import ConfigError
+from controller.config import DEFAULT_CONFIG, ConfigError
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = REPO / "controller" / "testbed.yaml"
 CARTPOLE_OBS = 4
-MODES = {"default": Mode.DEFAULT, "uniform": Mode.UNIFORM, "prioritized": Mode.PRIORITIZED}
+MODES = {"default": Mode.DEFAULT, **SAMPLING_MODES}
 
 
 def random_payloads(count: int, seed: int) -> list[bytes]:
@@ -43,7 +41,7 @@ def random_payloads(count: int, seed: int) -> list[bytes]:
         done=(rng.random(count) < 0.05).astype(np.float32),
         discount=np.full(count, 0.99, dtype=np.float32),
         actor=np.zeros(count, dtype=np.int64))
-    return transition.to_payloads(transition.encode(t))
+    return protocol.to_payloads(transition.encode(t))
 
 
 def cmd_insert(args: argparse.Namespace) -> int:

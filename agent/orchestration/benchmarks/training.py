@@ -2,7 +2,7 @@
 actor count and seed, each run bounded in env steps and seconds.
 
 A run is one call of a hook, `TrainingJob -> TrainingResult`. The default hook
-runs `python -m agent.launch` (the `make run` entry point, which builds its own
+runs `python -m agent.orchestration.launch` (the `make run` entry point, which builds its own
 testbed) and reads its SUMMARY line and metrics.csv; tests pass a fake hook.
 """
 
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agent.benchmarks.harness import Budget, progress
 from agent.host_server import Pacing
+from agent.orchestration.benchmarks.harness import Budget, progress
 
-LAUNCH_MODULE = "agent.launch"
-REPO = Path(__file__).resolve().parents[2]
+LAUNCH_MODULE = "agent.orchestration.launch"
+REPO = Path(__file__).resolve().parents[3]
 GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
 STOP_SECONDS = 60.0  # for a stopped launcher to tear its testbed down
 
@@ -60,7 +60,7 @@ TrainingHook = Callable[[TrainingJob], TrainingResult]
 
 
 def launch_command(job: TrainingJob) -> list[str]:
-    """`python -m agent.launch ...` for `job`."""
+    """`python -m agent.orchestration.launch ...` for `job`."""
     cmd = [sys.executable, "-m", LAUNCH_MODULE, "--backend", job.backend, "--switch", job.switch,
            "--actors", str(job.actors), "--seed", str(job.seed),
            "--max-seconds", str(job.max_seconds), "--max-env-steps", str(job.max_env_steps),
@@ -71,7 +71,7 @@ def launch_command(job: TrainingJob) -> list[str]:
 
 
 def launch_hook(job: TrainingJob) -> TrainingResult:
-    """Run `python -m agent.launch` for `job` and parse its SUMMARY line."""
+    """Run `python -m agent.orchestration.launch` for `job` and parse its SUMMARY line."""
     result = TrainingResult(job.backend, job.actors, job.seed)
     proc = subprocess.Popen(launch_command(job), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO)

@@ -18,12 +18,10 @@ from agent.replay_client import ReplayClient, RetryPolicy, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
 from agent.server_process import ServerProcess
 from bmv2.netns import inside
-from bmv2.testbed import Testbed
+from bmv2.testbed import BedLifecycle, Testbed
 from controller import config as cfgmod
-from controller.config import AclRule, Config
+from controller.config import DEFAULT_CONFIG, AclRule, Config
 
-REPO = Path(__file__).resolve().parents[2]
-BASE_CONFIG = REPO / "controller" / "testbed.yaml"
 CLIENT_HOST = "learner"
 SERVER_HOST = "replay"
 TABLE = 0
@@ -60,7 +58,7 @@ def inprocess_client(cfg: Config, seed: int = 1) -> ReplayClient:
     return make_client("inprocess", service=service, **_options())
 
 
-class NetworkBed:
+class NetworkBed(BedLifecycle):
     """A started Testbed plus the host replay server (replies paced by `pacing`);
     stop() undoes both."""
 
@@ -73,15 +71,10 @@ class NetworkBed:
         self.testbed = Testbed(cfg, switch_kind, ip_stack=True, log_dir=log_dir)
         self.server: ServerProcess | None = None
 
-    def start(self) -> NetworkBed:
-        try:
-            self.testbed.start()
-            self.cfg = self.testbed.config
-            self._start_server()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+    def _bring_up(self) -> None:
+        self.testbed.start()
+        self.cfg = self.testbed.config
+        self._start_server()
 
     def _start_server(self) -> None:
         self.server = ServerProcess(
@@ -108,7 +101,7 @@ class NetworkBed:
                                bind=(self.cfg.host(CLIENT_HOST).ip, 0),
                                **(_options() | {"policy": policy}))
 
-    def stop(self) -> None:
+    def _tear_down(self) -> None:
         """Stop the host server (by its PID) and tear the testbed down."""
         if self.server is not None:
             self.server.stop()
@@ -116,6 +109,6 @@ class NetworkBed:
         self.testbed.stop()
 
 
-def load_config(path: Path = BASE_CONFIG) -> Config:
+def load_config(path: Path = DEFAULT_CONFIG) -> Config:
     """The benchmark config derived from `path`."""
     return bench_config(cfgmod.load(path))

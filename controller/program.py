@@ -1,0 +1,213 @@
+"""The replay program as the controller sees it: where its compiled artifacts
+are, the names of its tables, actions, action parameters, match fields and
+counters, and its entries built and parsed by those names (P4Info names, never
+ids or positions). When p4src/ renames something, this is the one controller
+module that changes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.protocol import mode_name
+from controller.config import Config, ReplayTable
+from controller.p4info import P4InfoIndex, decode_value
+from controller.p4runtime_proto import p4runtime_pb2
+from controller.p4runtime_session import P4RuntimeSession
+from controller.replication import sample_bases
+
+# --- the compiled program (bmv2.artifacts builds and checks it) ----------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = REPO / "p4src" / "build"
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """Paths of one compiled program."""
+
+    bmv2_json: Path
+    p4info: Path
+
+    @classmethod
+    def in_dir(cls, directory: str | Path) -> Artifacts:
+        """The artifacts p4c writes into `directory`."""
+        d = Path(directory)
+        return cls(d / "replay.json", d / "replay.p4info.txtpb")
+
+
+DEFAULT = Artifacts.in_dir(BUILD)
+
+# --- names ---------------------------------------------------------------------------------
+
+IN, EG = "ReplayIngress.", "ReplayEgress."
+
+# Tables the controller manages (deploy makes their entries equal to the config's).
+IPV4_TABLE = IN + "ipv4.ipv4_lpm"
+ARP_TABLE = IN + "arp.arp_responder"
+VIP_TABLE = IN + "replay_vip"
+CONFIG_TABLE = IN + "replay.replay_table_config"
+ACL_TABLE = IN + "replay.replay_acl"
+SAMPLE_REPLICATION_TABLE = IN + "replay.sample_replication"
+REWRITE_TABLE = EG + "broadcast.broadcast_rewrite"
+SOURCE_GUARD_TABLE = IN + "source.source_guard"
+BROADCAST_SENDERS_TABLE = IN + "ipv4.broadcast_senders"
+INSERT_LIMIT_TABLE = IN + "replay.limiter.insert_limit"
+TABLES = {
+    "ipv4": IPV4_TABLE,
+    "arp": ARP_TABLE,
+    "vip": VIP_TABLE,
+    "config": CONFIG_TABLE,
+    "acl": ACL_TABLE,
+    "sample_replication": SAMPLE_REPLICATION_TABLE,
+    "rewrite": REWRITE_TABLE,
+    "source_guard": SOURCE_GUARD_TABLE,
+    "broadcast_senders": BROADCAST_SENDERS_TABLE,
+    "insert_limit": INSERT_LIMIT_TABLE,
+}
+MANAGED_TABLES = tuple(TABLES.values())
+
+# Actions, and the parameters the controller sets.
+FORWARD = IN + "ipv4.forward"                 # port
+BROADCAST = IN + "ipv4.broadcast"             # group
+MAY_BROADCAST = IN + "ipv4.may_broadcast"
+ARP_ANSWER = IN + "arp.answer"                # mac
+VIP_HIT = IN + "replay_vip_hit"
+CONFIGURE = IN + "replay.configure"           # CONFIG_PARAMS
+ALLOW = IN + "replay.allow"                   # ops (agent.protocol.ACL_OPS bits)
+REPLICATE = IN + "replay.replicate"           # group_base
+SOURCE_BOUND = IN + "source.bound"
+LIMIT = IN + "replay.limiter.limit"          # index, max_inserts
+READDRESS = EG + "broadcast.readdress"        # mac, ip
+CONFIG_PARAMS = ("enabled", "capacity", "min_size", "max_batch", "default_mode")
+OPS_PARAM = "ops"
+
+# Match fields.
+TABLE_ID = "hdr.replay.table_id"
+SRC_ADDR = "hdr.ipv4.src_addr"
+DST_ADDR = "hdr.ipv4.dst_addr"
+SRC_MAC = "hdr.ethernet.src_addr"
+ARP_TPA = "hdr.arp.tpa"
+INGRESS_PORT = "ingress_port"
+EGRESS_PORT = "egress_port"
+ORIG_PORT = "meta.orig_port"
+
+# Counters (controller.stats reads them).
+REQUESTS_COUNTER = EG + "replay.replay_requests"
+SAMPLED_COUNTER = EG + "replay.replay_sampled"
+FORGED_COUNTER = IN + "source.forged_sources"
+BROADCAST_COUNTER = IN + "ipv4.refused_broadcasts"
+RATE_LIMITED_COUNTER = IN + "replay.limiter.rate_limited"
+
+# --- building entries ----------------------------------------------------------------------
+
+
+def config_params(table: ReplayTable) -> dict[str, int]:
+    """The CONFIGURE parameters of a table's config."""
+    return {"enabled": int(table.enabled), "capacity": table.capacity,
+            "min_size": table.min_size, "max_batch": table.max_batch,
+            "default_mode": table.mode_code}
+
+
+def config_match(table_id: int) -> dict[str, int]:
+    return {TABLE_ID: table_id}
+
+
+def acl_match(ip: str, table_id: int) -> dict[str, int | str]:
+    return {SRC_ADDR: ip, TABLE_ID: table_id}
+
+
+def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2.Entity]:
+    """Every table entry the config asks for."""
+    e = session.table_entry
+    out = []
+    for h in cfg.hosts:
+        out.append(e(SOURCE_GUARD_TABLE, {INGRESS_PORT: h.port, SRC_MAC: h.mac, SRC_ADDR: h.ip},
+                     SOURCE_BOUND))
+        out.append(e(IPV4_TABLE, {DST_ADDR: (h.ip, 32)}, FORWARD, {"port": h.port}))
+        out.append(e(ARP_TABLE, {ARP_TPA: h.ip}, ARP_ANSWER, {"mac": h.mac}))
+    out.append(e(ARP_TABLE, {ARP_TPA: cfg.vip}, ARP_ANSWER, {"mac": cfg.vip_mac}))
+    out.append(e(VIP_TABLE, {DST_ADDR: cfg.vip}, VIP_HIT))
+    for t in cfg.tables:
+        out.append(e(CONFIG_TABLE, config_match(t.id), CONFIGURE, config_params(t)))
+    masks: dict[tuple[str, int], int] = {}
+    for rule in cfg.acl:
+        key = (cfg.host(rule.host).ip, rule.table)
+        masks[key] = masks.get(key, 0) | rule.mask
+    for (ip, table), mask in sorted(masks.items()):
+        out.append(e(ACL_TABLE, acl_match(ip, table), ALLOW, {OPS_PARAM: mask}))
+    for lim in cfg.insert_limiters():
+        out.append(e(INSERT_LIMIT_TABLE, {TABLE_ID: lim.table, SRC_ADDR: lim.ip}, LIMIT,
+                     {"index": lim.index, "max_inserts": lim.max_inserts}))
+    for port, base in sample_bases(cfg).items():
+        out.append(e(SAMPLE_REPLICATION_TABLE, {ORIG_PORT: port}, REPLICATE, {"group_base": base}))
+    if cfg.broadcast:
+        out.append(e(IPV4_TABLE, {DST_ADDR: (cfg.broadcast.address, 32)}, BROADCAST,
+                     {"group": cfg.broadcast.group}))
+        for port in sorted({cfg.host(name).port for name in cfg.broadcast.senders}):
+            out.append(e(BROADCAST_SENDERS_TABLE, {INGRESS_PORT: port}, MAY_BROADCAST))
+        for name in cfg.broadcast.members:
+            h = cfg.host(name)
+            out.append(e(REWRITE_TABLE, {EGRESS_PORT: h.port}, READDRESS,
+                         {"mac": h.mac, "ip": h.ip}))
+    return out
+
+
+# --- parsing entries -----------------------------------------------------------------------
+
+
+def match_values(info: P4InfoIndex, entry: p4runtime_pb2.TableEntry) -> dict[str, int]:
+    """{match field name: value} of an entry's exact match fields."""
+    names = {mf.id: mf.name for mf in info.match_fields(info.name_of(entry.table_id))}
+    return {names[m.field_id]: decode_value(m.exact.value) for m in entry.match
+            if m.WhichOneof("field_match_type") == "exact"}
+
+
+def param_values(info: P4InfoIndex, entry: p4runtime_pb2.TableEntry) -> dict[str, int]:
+    """{parameter name: value} of an entry's action."""
+    action = entry.action.action
+    names = {p.id: p.name for p in info.action(info.name_of(action.action_id)).params}
+    return {names[p.param_id]: decode_value(p.value) for p in action.params}
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One CONFIG_TABLE entry as the switch holds it (default_mode as the number)."""
+
+    table: int
+    enabled: bool
+    capacity: int
+    min_size: int
+    max_batch: int
+    default_mode: int
+
+    @property
+    def mode(self) -> str:
+        """The mode's name ('uniform', 'prioritized'), or the number if it has none."""
+        return mode_name(self.default_mode)
+
+
+def read_configs(session: P4RuntimeSession) -> dict[int, ConfigEntry]:
+    """{table id: its config entry} as the switch holds them."""
+    out = {}
+    for entry in session.read_table(CONFIG_TABLE):
+        table = match_values(session.p4info, entry)[TABLE_ID]
+        p = param_values(session.p4info, entry)
+        out[table] = ConfigEntry(table, bool(p["enabled"]), p["capacity"], p["min_size"],
+                                 p["max_batch"], p["default_mode"])
+    return out
+
+
+def read_acl(session: P4RuntimeSession) -> dict[tuple[int, int], int]:
+    """{(source IPv4 address as an int, table id): ops mask} of every ACL entry."""
+    out = {}
+    for entry in session.read_table(ACL_TABLE):
+        m = match_values(session.p4info, entry)
+        out[(m[SRC_ADDR], m[TABLE_ID])] = param_values(session.p4info, entry)[OPS_PARAM]
+    return out
+
+
+def ip_text(address: int) -> str:
+    return str(ipaddress.IPv4Address(address))
