@@ -104,8 +104,11 @@ const bit<8> ALLOW_INSERT = 0x01;
 const bit<8> ALLOW_SAMPLE = 0x02;
 const bit<8> ALLOW_UPDATE = 0x04;
 
-/* Request counters: index = table_bucket << 8 | op << 4 | status.
+/* Request counters: index = table_bucket << STATS_TABLE_SHIFT
+ * | op << STATS_OP_SHIFT | status (controller/stats.py reads them so);
  * table_bucket NUM_TABLES collects requests naming no valid table. */
+const bit<8> STATS_TABLE_SHIFT = 8;
+const bit<8> STATS_OP_SHIFT = 4;
 #define STATS_SIZE ((NUM_TABLES + 1) * 256)
 
 /* Reply sizes in bytes (Ethernet + IPv4 + UDP + replay header [+ payload]). */

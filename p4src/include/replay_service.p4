@@ -182,7 +182,8 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 if (op <= OP_LAST) {
                     op_bucket = (bit<32>)op;
                 }
-                replay_requests.count((bucket << 8) | (op_bucket << 4) | (bit<32>)meta.status);
+                replay_requests.count((bucket << STATS_TABLE_SHIFT) | (op_bucket << STATS_OP_SHIFT)
+                                      | (bit<32>)meta.status);
             }
             if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
                 replay_sampled.count(meta.table_index);
