@@ -14,9 +14,11 @@ stack is one slot after all headers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ProgramError, UnsupportedConstruct
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -200,31 +202,19 @@ class Program:
 
     def header(self, name: str, where: str) -> HeaderInfo:
         """A header instance by name."""
-        h = self.headers.get(name)
-        if h is None:
-            raise ProgramError(f"unknown header '{name}' in {where}")
-        return h
+        return _named(self.headers, name, "header", where)
 
     def stack(self, name: str, where: str) -> StackInfo:
         """A header stack by name."""
-        s = self.stacks.get(name)
-        if s is None:
-            raise ProgramError(f"unknown header stack '{name}' in {where}")
-        return s
+        return _named(self.stacks, name, "header stack", where)
 
     def union(self, name: str, where: str) -> UnionInfo:
         """A header union by name."""
-        u = self.unions.get(name)
-        if u is None:
-            raise ProgramError(f"unknown header union '{name}' in {where}")
-        return u
+        return _named(self.unions, name, "header union", where)
 
     def union_stack(self, name: str, where: str) -> StackInfo:
         """A header union stack by name."""
-        s = self.union_stacks.get(name)
-        if s is None:
-            raise ProgramError(f"unknown header union stack '{name}' in {where}")
-        return s
+        return _named(self.union_stacks, name, "header union stack", where)
 
     def optional_field(self, name: str) -> FieldSlot | None:
         """A field by full name or alias, None when the program has no such field."""
@@ -428,3 +418,11 @@ def _index(prog: Program, j: dict[str, Any]) -> None:
     if extra:
         raise UnsupportedConstruct(f"pipelines other than ingress/egress ({', '.join(extra)})")
     prog.checksums = list(j.get("checksums", []))
+
+
+def _named(items: dict[str, T], name: str, kind: str, where: str) -> T:
+    """items[name], or a ProgramError naming the unknown `kind` and where it was used."""
+    found = items.get(name)
+    if found is None:
+        raise ProgramError(f"unknown {kind} '{name}' in {where}")
+    return found
