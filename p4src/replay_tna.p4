@@ -72,13 +72,17 @@ control ReplayIngress(inout tna_headers_t hdr,
             meta.reset_base = hdr.loop.reset_base;
         } else {
             meta.orig_port = ig_intr_md.ingress_port;
-            meta.from_cpu = (bit<1>)(ig_intr_md.ingress_port == CPU_PORT);
+            meta.from_cpu = 0;
+            if (ig_intr_md.ingress_port == CPU_PORT) {
+                meta.from_cpu = 1;
+            }
         }
 
         if (hdr.loop.isValid() && hdr.loop.deliver == 1) {
             /* A reply finished on LOOP_PORT: on to the requester. */
-            meta.out_port = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+            meta.out_port = meta.orig_port;
             if (meta.from_cpu == 1) {
+                meta.out_port = CPU_PORT;
                 hdr.replay.packet_in.setValid();
                 hdr.replay.packet_in.ingress_port = meta.orig_port;
                 hdr.replay.packet_in._pad = 0;
@@ -121,14 +125,16 @@ control ReplayIngress(inout tna_headers_t hdr,
         }
 
         /* Admission's decisions, for egress. */
+        meta.is_replica = 0;
+        if (meta.mcast_grp != 0) {
+            meta.is_replica = 1;
+        }
         hdr.bridge.setValid();
-        hdr.bridge._pad0 = 0;
-        hdr.bridge.is_replica = (bit<1>)(meta.mcast_grp != 0);
+        hdr.bridge.is_replica = meta.is_replica;
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;
-        hdr.bridge._pad1 = 0;
-        hdr.bridge.orig_port = meta.orig_port;
+        hdr.bridge.orig_port = (bit<16>)meta.orig_port;
         hdr.bridge.status = meta.status;
         hdr.bridge.mode = meta.mode;
         hdr.bridge.capacity = meta.capacity;
@@ -152,7 +158,7 @@ control ReplayEgress(inout tna_headers_t hdr,
         meta.is_request = hdr.bridge.is_request;
         meta.from_cpu = hdr.bridge.from_cpu;
         meta.has_priority = hdr.bridge.has_priority;
-        meta.orig_port = hdr.bridge.orig_port;
+        meta.orig_port = hdr.bridge.orig_port[8:0];
         meta.status = hdr.bridge.status;
         meta.mode = hdr.bridge.mode;
         meta.capacity = hdr.bridge.capacity;
@@ -163,7 +169,10 @@ control ReplayEgress(inout tna_headers_t hdr,
         /* The port a reply leaves by in the end: LOOP_PORT only passes it on. */
         meta.egress_port = eg_intr_md.egress_port;
         if (eg_intr_md.egress_port == LOOP_PORT) {
-            meta.egress_port = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+            meta.egress_port = meta.orig_port;
+            if (meta.from_cpu == 1) {
+                meta.egress_port = CPU_PORT;
+            }
         }
         /* No copy waits for a slot being written (see the top of this file). */
         meta.redraws = EMPTY_SLOT_REDRAWS;
@@ -175,7 +184,10 @@ control ReplayEgress(inout tna_headers_t hdr,
             } else if (eg_intr_md.egress_port == LOOP_PORT) {
                 hdr.loop.setValid();
                 hdr.loop._pad0 = 0;
-                hdr.loop.deliver = (bit<1>)(meta.verdict == EGRESS_REPLY);
+                hdr.loop.deliver = 0;
+                if (meta.verdict == EGRESS_REPLY) {
+                    hdr.loop.deliver = 1;
+                }
                 hdr.loop.from_cpu = meta.from_cpu;
                 hdr.loop._pad1 = 0;
                 hdr.loop.orig_port = meta.orig_port;

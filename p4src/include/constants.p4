@@ -12,8 +12,12 @@
 #define REPLAY_CONSTANTS_P4
 
 /* --- sizes ------------------------------------------------------------- */
+#ifndef TABLE_BITS
 #define TABLE_BITS 2                        /* T = 4 replay tables        */
+#endif
+#ifndef SLOT_BITS
 #define SLOT_BITS 12                        /* L = 12, N = 4096 slots     */
+#endif
 #define NUM_TABLES (1 << TABLE_BITS)
 #define NUM_SLOTS (1 << SLOT_BITS)
 #define NUM_TABLE_SLOTS (NUM_TABLES * NUM_SLOTS)

@@ -145,7 +145,7 @@ struct metadata_t {
     bit<8>  max_batch;
     bit<8>  default_mode;
     bit<8>  allowed_ops;     /* replay_acl */
-    bit<16> copies;          /* SAMPLE: the group's replicas minus one */
+    bit<8>  copies;          /* SAMPLE: n - 1, whose leading bit picks the group */
 
     /* egress: the plan (replay_plan) */
     bit<8>  ring_op;

@@ -62,12 +62,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
     /* n copies are made as the next power of two, 2^k >= n (egress drops
      * copies n .. 2^k - 1): group group_base + 2^k holds 2^k replicas. */
     action replicate(bit<16> group_base) {
-        meta.mcast_grp = group_base + meta.copies + 1;
-    }
-
-    /* One step of rounding count - 1 up to 2^k - 1 (an action each, see draw.p4). */
-    action smear(bit<8> shift) {
-        meta.copies = meta.copies | (meta.copies >> shift);
+        meta.mcast_grp = group_base;
     }
 
     action no_replication() {
@@ -84,12 +79,27 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         size = 512;
     }
 
-    /* The op's own checks of an admitted request. */
-    action check_sample() {
-        meta.mode = (meta.mode == MODE_DEFAULT) ? meta.default_mode : meta.mode;
-        meta.status = (hdr.replay.count == 0) ? STATUS_MALFORMED
-                    : ((hdr.replay.count > meta.max_batch) ? STATUS_BATCH_TOO_LARGE
-                                                           : STATUS_OK);
+    action add_replicas(bit<16> replicas) {
+        meta.mcast_grp = meta.mcast_grp + replicas;
+    }
+
+    /* 2^k, the smallest power of two >= n, from the leading bit of n - 1
+     * (meta.copies): one ternary lookup, no shift loop. */
+    table batch_replicas {
+        key = { meta.copies : ternary; }
+        actions = { add_replicas; NoAction; }
+        const entries = {
+            8w0x00 &&& 8w0xFF : add_replicas(1);
+            8w0x01 &&& 8w0xFF : add_replicas(2);
+            8w0x02 &&& 8w0xFE : add_replicas(4);
+            8w0x04 &&& 8w0xFC : add_replicas(8);
+            8w0x08 &&& 8w0xF8 : add_replicas(16);
+            8w0x10 &&& 8w0xF0 : add_replicas(32);
+            8w0x20 &&& 8w0xE0 : add_replicas(64);
+            8w0x40 &&& 8w0xC0 : add_replicas(128);
+            8w0x80 &&& 8w0x80 : add_replicas(256);
+        }
+        default_action = NoAction();   /* n <= 255: never taken */
     }
 
     apply {
@@ -100,9 +110,12 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             needed = needed + PAYLOAD_BYTES;
         }
         meta.status = STATUS_OK;
-        meta.mode = (flags & FLAG_MODE_MASK) >> FLAG_MODE_SHIFT;
+        meta.mode = (bit<8>)flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
         /* An UPDATE always carries its priority. */
-        meta.has_priority = (bit<1>)((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE);
+        meta.has_priority = 0;
+        if ((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE) {
+            meta.has_priority = 1;
+        }
 
         /* ---- 1. checks ------------------------------------------------------ */
         if (!hdr.replay.isValid() || hdr.udp.length < UDP_BYTES + REPLAY_HDR_BYTES
@@ -145,22 +158,31 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                 meta.status = STATUS_BAD_SLOT;
             }
             if (meta.status == STATUS_OK && op == OP_SAMPLE) {
-                check_sample();
+                /* SAMPLE's own checks; the table's default mode stands in for none. */
+                if (meta.mode == MODE_DEFAULT) {
+                    meta.mode = meta.default_mode;
+                }
+                if (hdr.replay.count == 0) {
+                    meta.status = STATUS_MALFORMED;
+                } else if (hdr.replay.count > meta.max_batch) {
+                    meta.status = STATUS_BATCH_TOO_LARGE;
+                }
             }
         }
 
         /* ---- 2. routing ----------------------------------------------------- */
         if (meta.status == STATUS_OK && op == OP_SAMPLE && meta.redraw == 0) {
-            meta.copies = (bit<16>)hdr.replay.count - 1;
-            smear(1);
-            smear(2);
-            smear(4);
-            sample_replication.apply();
+            meta.copies = hdr.replay.count - 1;
+            if (sample_replication.apply().hit) {
+                batch_replicas.apply();
+            }
         } else if (meta.status == STATUS_OK && op == OP_RESET) {
             meta.mcast_grp = RESET_GROUP;
         }
-        if (meta.mcast_grp == 0) {
-            meta.out_port = (meta.from_cpu == 1) ? CPU_PORT : meta.orig_port;
+        if (meta.mcast_grp == 0 && meta.from_cpu == 1) {
+            meta.out_port = CPU_PORT;
+        } else if (meta.mcast_grp == 0) {
+            meta.out_port = meta.orig_port;
         }
     }
 }

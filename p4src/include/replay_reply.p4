@@ -35,7 +35,10 @@ control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
         /* A reply is always well-formed v1, whatever the request was. */
         hdr.replay.version = REPLAY_VERSION;
         hdr.replay.reserved = 0;
-        hdr.replay.flags = (hdr.replay.flags & ~FLAGS_RESERVED) | FLAG_REPLY;
+        /* flags: FLAGS_RESERVED (bits 7, 6, 3) cleared, FLAG_REPLY (bit 0) set */
+        hdr.replay.flags[7:6] = 0;
+        hdr.replay.flags[3:3] = 0;
+        hdr.replay.flags[0:0] = 1;
         hdr.replay.status = meta.status;
         hdr.replay.index = meta.index;
         hdr.replay.slot = meta.slot;
@@ -53,12 +56,14 @@ control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
         meta.ip_rewritten = 1;
 
         hdr.packet_out.setInvalid();
-        meta.frame_len = ETHERNET_BYTES + (bit<32>)hdr.ipv4.total_len;
         if (meta.egress_port == CPU_PORT) {
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.orig_port;
             hdr.packet_in._pad = 0;
-            meta.frame_len = meta.frame_len + CONTROLLER_HDR_BYTES;
+            meta.frame_len = CONTROLLER_HDR_BYTES + ETHERNET_BYTES + (bit<32>)IPV4_BYTES
+                             + (bit<32>)hdr.udp.length;
+        } else {
+            meta.frame_len = ETHERNET_BYTES + (bit<32>)IPV4_BYTES + (bit<32>)hdr.udp.length;
         }
     }
 }

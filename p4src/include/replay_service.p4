@@ -103,8 +103,12 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                     meta.slot = meta.reset_base + (bit<32>)meta.rid;
                     meta.stamp = 0;
                     meta.priority = 0;
-                    round_done = (bit<32>)meta.rid == RESET_FANOUT - 1;
-                    reset_done = round_done && meta.slot == NUM_SLOTS - 1;
+                    if ((bit<32>)meta.rid == RESET_FANOUT - 1) {
+                        round_done = true;
+                        if (meta.slot == NUM_SLOTS - 1) {
+                            reset_done = true;
+                        }
+                    }
                     if (!reset_done) {
                         meta.ring_op = 0;
                         meta.max_op = 0;
@@ -146,6 +150,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             /* ---- reply, drop or another pass -------------------------------------- */
             bool answer = true;
             bool again = false;
+            bool counted = true;          /* replay_requests: once per request */
             if (op == OP_SAMPLE) {
                 if (meta.status == STATUS_OK && meta.found == 0) {
                     again = true;             /* every draw overshot, or an unwritten slot */
@@ -155,24 +160,30 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 } else if (meta.status != STATUS_OK && meta.index != 0) {
                     answer = false;                      /* a refusal answers once */
                 }
+                if (meta.index != 0) {
+                    counted = false;
+                }
             } else if (op == OP_RESET && meta.status == STATUS_OK) {
                 if (!round_done) {
                     answer = false;
+                    counted = false;
                 } else if (!reset_done) {
                     again = true;
                     meta.reset_base = meta.reset_base + RESET_FANOUT;
                 }
             } else if ((op == OP_INSERT || op == OP_UPDATE)
                        && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
-                answer = (hdr.replay.flags & FLAG_ACK) != 0;
+                if ((hdr.replay.flags & FLAG_ACK) == 0) {
+                    answer = false;
+                }
             }
             if (again) {
                 answer = false;
+                counted = false;
             }
 
             /* ---- stats ----------------------------------------------------------- */
-            if (!again && (op != OP_SAMPLE || meta.index == 0)
-                && (op != OP_RESET || meta.status != STATUS_OK || reset_done)) {
+            if (counted) {
                 bit<32> bucket = NUM_TABLES;
                 if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
                     && meta.status != STATUS_UNKNOWN_TABLE) {
@@ -182,8 +193,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 if (op <= OP_LAST) {
                     op_bucket = (bit<32>)op;
                 }
-                replay_requests.count((bucket << STATS_TABLE_SHIFT) | (op_bucket << STATS_OP_SHIFT)
-                                      | (bit<32>)meta.status);
+                COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
             }
             if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
                 replay_sampled.count(meta.table_index);

@@ -15,6 +15,17 @@ const bit<9> LOOP_PORT = 68;
 #define PORT_COUNTER(name) Counter<bit<32>, bit<9>>(MAX_PORTS, CounterType_t.PACKETS) name
 #define COUNT_PORT(name, port) name.count(port)
 #define STATS_COUNTER(name, size) \
-    Counter<bit<64>, bit<32>>(size, CounterType_t.PACKETS_AND_BYTES) name
+    Counter<bit<64>, bit<32>>(size, CounterType_t.PACKETS_AND_BYTES) name; \
+    CELL_INDEX(name##_cell)
+/* One request into replay_requests[table_bucket, op, status] (constants.p4):
+ * the fields side by side, STATS_OP_SHIFT and STATS_TABLE_SHIFT apart. */
+#define COUNT_REQUEST(name, table_bucket, op, status) \
+    name.count(name##_cell.get({table_bucket[TABLE_BITS:0], op[3:0], status[3:0]}))
+
+/* A register cell addressed by fields laid side by side, e.g. {table, slot}:
+ * a stateful ALU takes a composite address only from the hash unit, so each
+ * array has an identity hash over its index fields. */
+#define CELL_INDEX(name) Hash<bit<32>>(HashAlgorithm_t.IDENTITY) name
+#define SLOT_CELL(name) name.get({meta.table_index[TABLE_BITS-1:0], meta.slot[SLOT_BITS-1:0]})
 
 #endif

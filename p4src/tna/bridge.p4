@@ -20,14 +20,13 @@
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4
 
+@flexible
 header bridge_h {
-    bit<4>  _pad0;
     bit<1>  is_replica;      /* the PRE made this copy (the rid is its index) */
     bit<1>  is_request;
     bit<1>  from_cpu;
     bit<1>  has_priority;
-    bit<7>  _pad1;
-    bit<9>  orig_port;
+    bit<16> orig_port;       /* a 9-bit port, in a container of its own */
     bit<8>  status;
     bit<8>  mode;
     bit<32> capacity;

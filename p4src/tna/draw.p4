@@ -59,10 +59,16 @@ control MaskedDraw(inout metadata_t meta) {
     Random<bit<32>>() rng3;
 
     action set_mask(bit<32> mask) {
-        meta.draw0 = (bit<64>)(rng0.get() & mask);
-        meta.draw1 = (bit<64>)(rng1.get() & mask);
-        meta.draw2 = (bit<64>)(rng2.get() & mask);
-        meta.draw3 = (bit<64>)(rng3.get() & mask);
+        meta.mask[31:0] = mask;
+    }
+
+    /* A random value and a mask from the table in one instruction would be
+     * two action-data operands: the mask is in metadata by now. */
+    action draw() {
+        meta.draw0[31:0] = rng0.get() & meta.mask[31:0];
+        meta.draw1[31:0] = rng1.get() & meta.mask[31:0];
+        meta.draw2[31:0] = rng2.get() & meta.mask[31:0];
+        meta.draw3[31:0] = rng3.get() & meta.mask[31:0];
     }
 
     table draw_mask {
@@ -77,6 +83,7 @@ control MaskedDraw(inout metadata_t meta) {
     apply {
         meta.hi = meta.lo - 1;
         draw_mask.apply();
+        draw();
         meta.found = 1;
         if (meta.draw0[31:0] < meta.lo) {
             meta.cell = meta.draw0[31:0];
@@ -110,7 +117,7 @@ control ProportionalDraw(inout metadata_t meta) {
     apply {
         meta.lo = meta.total[31:0];
         masked.apply(meta);
-        meta.r = (bit<64>)meta.cell;
+        meta.r[31:0] = meta.cell;
     }
 }
 

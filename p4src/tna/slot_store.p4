@@ -14,6 +14,7 @@ const bit<8> GUARD_CHECK = 2;   /* UPDATE: guard_ok = the slot still holds meta.
 
 control SlotGuard(inout metadata_t meta) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_stamp;
+    CELL_INDEX(stamp_cell);
 
     RegisterAction<bit<32>, bit<32>, bit<32>>(slot_stamp) stamp_write = {
         void apply(inout bit<32> value) { value = meta.stamp; }
@@ -29,11 +30,11 @@ control SlotGuard(inout metadata_t meta) {
     };
 
     action write_stamp() {
-        stamp_write.execute((meta.table_index << SLOT_BITS) | meta.slot);
+        stamp_write.execute(SLOT_CELL(stamp_cell));
     }
 
     action check_stamp() {
-        meta.guard_ok = stamp_check.execute((meta.table_index << SLOT_BITS) | meta.slot);
+        meta.guard_ok = stamp_check.execute(SLOT_CELL(stamp_cell));
     }
 
     table slot_guard {
@@ -74,23 +75,24 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) payload_w##i; \
     RECORD_ACTIONS(payload_w##i, payload.w##i)
     FOR_EACH_WORD(DECLARE_WORD_ARRAY)
+    CELL_INDEX(record_cell);
 
     action write_record() {
-        slot_record_stamp_write.execute(meta.cell);
-#define WRITE_WORD(i) payload_w##i##_write.execute(meta.cell);
+        slot_record_stamp_write.execute(SLOT_CELL(record_cell));
+#define WRITE_WORD(i) payload_w##i##_write.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(WRITE_WORD)
     }
 
     action read_record() {
-        meta.stamp = slot_record_stamp_read.execute(meta.cell);
+        meta.stamp = slot_record_stamp_read.execute(SLOT_CELL(record_cell));
         payload.setValid();
-#define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(meta.cell);
+#define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(READ_WORD)
     }
 
     action clear_record() {
-        slot_record_stamp_clear.execute(meta.cell);
-#define CLEAR_WORD(i) payload_w##i##_clear.execute(meta.cell);
+        slot_record_stamp_clear.execute(SLOT_CELL(record_cell));
+#define CLEAR_WORD(i) payload_w##i##_clear.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(CLEAR_WORD)
     }
 
@@ -106,7 +108,6 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     }
 
     apply {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_store.apply();
     }
 }

@@ -11,6 +11,10 @@
  *     sums wrap (docs/hardware.md).
  *   - The walk's comparison and subtraction at each level follow the
  *     level's read in the next stage (a stateful ALU outputs one value).
+ *   - The walk keeps its path in meta.slot (bit L-l = went right at level
+ *     l, the bits below still 0), so that the cell an ADD changes and the
+ *     left child a WALK reads at level l are one index, {table, the slot's
+ *     top l bits}: a stateful ALU has one address per table (tna/arch.p4).
  * Node n of level l for table t is at index (t << l) | n, as on v1model.
  */
 #ifndef REPLAY_SUM_TREE_P4
@@ -42,12 +46,15 @@ control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
 
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_priority;
+    CELL_INDEX(priority_cell);
     Register<bit<32>, bit<32>>(NUM_TABLES, 0) tree_root;
 #define DECLARE_LEVEL(l) \
     Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
-    SUM_ACTIONS(tree_l##l)
+    SUM_ACTIONS(tree_l##l) \
+    CELL_INDEX(level_cell_l##l);
     FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) tree_leaf;
+    CELL_INDEX(leaf_cell);
 
     SUM_ACTIONS(tree_root)
 
@@ -63,11 +70,11 @@ control SumTree(inout metadata_t meta) {
     };
 
     action swap_priority() {
-        meta.lo = priority_swap.execute((meta.table_index << SLOT_BITS) | meta.slot);
+        meta.lo = priority_swap.execute(SLOT_CELL(priority_cell));
     }
 
     action read_priority() {
-        meta.priority = priority_read.execute((meta.table_index << SLOT_BITS) | meta.slot);
+        meta.priority = priority_read.execute(SLOT_CELL(priority_cell));
     }
 
     table leaf_value {
@@ -102,12 +109,19 @@ control SumTree(inout metadata_t meta) {
     }
 
     /* ---- levels 1 .. L-1 -------------------------------------------------- */
+#define LEVEL_CELL(l) \
+    level_cell_l##l.get({meta.table_index[TABLE_BITS-1:0], meta.slot[SLOT_BITS-1:SLOT_BITS-l]})
 #define LEVEL(l) \
     action add_l##l() { \
-        tree_l##l##_add.execute((meta.table_index << l) | (meta.slot >> (SLOT_BITS - l))); \
+        tree_l##l##_add.execute(LEVEL_CELL(l)); \
     } \
     action descend_l##l() { \
-        meta.hi = tree_l##l##_read.execute((meta.table_index << l) | (meta.node << 1)); \
+        meta.hi = tree_l##l##_read.execute(LEVEL_CELL(l)); \
+    } \
+    action step_right_l##l() { \
+        meta.slot[SLOT_BITS-l:SLOT_BITS-l] = 1; \
+        meta.r[31:0] = meta.r[31:0] - meta.hi; \
+        meta.cur[31:0] = meta.cur[31:0] - meta.hi; \
     } \
     table level_l##l { \
         key = { meta.tree_op : exact; } \
@@ -129,11 +143,11 @@ control SumTree(inout metadata_t meta) {
     };
 
     action write_leaf() {
-        leaf_write.execute((meta.table_index << SLOT_BITS) | meta.slot);
+        leaf_write.execute(SLOT_CELL(leaf_cell));
     }
 
     action descend_leaf() {
-        meta.hi = leaf_read.execute((meta.table_index << SLOT_BITS) | (meta.node << 1));
+        meta.hi = leaf_read.execute(SLOT_CELL(leaf_cell));
     }
 
     table leaf {
@@ -147,27 +161,21 @@ control SumTree(inout metadata_t meta) {
     }
 
     /* The walk's step after reading a left child's sum (meta.hi): go left
-     * if r falls inside it, else right with r and the node's sum reduced. */
+     * if r falls inside it (the node's sum becomes the child's), else right
+     * (step_right_l<l>: the path's bit set, r and the node's sum reduced). */
     action step_left() {
-        meta.node = meta.node << 1;
-        meta.cur = (bit<64>)meta.hi;
-    }
-
-    action step_right() {
-        meta.node = (meta.node << 1) | 1;
-        meta.r = meta.r - (bit<64>)meta.hi;
-        meta.cur = meta.cur - (bit<64>)meta.hi;
+        meta.cur[31:0] = meta.hi;
     }
 
     apply {
         leaf_value.apply();
         if (meta.tree_op == TREE_ADD) {
-            meta.delta = (bit<64>)(meta.priority - meta.lo);
+            meta.delta[31:0] = meta.priority - meta.lo;
         }
         root.apply();
         if (meta.tree_op == TREE_WALK) {
-            meta.cur = meta.total;
-            meta.node = 0;
+            meta.cur[31:0] = meta.total[31:0];
+            meta.slot = 0;
             if (meta.total == 0) {
                 meta.status = STATUS_EMPTY;
                 meta.tree_op = 0;
@@ -179,16 +187,15 @@ control SumTree(inout metadata_t meta) {
 #define APPLY_LEVEL(l) \
             level_l##l.apply(); \
             if (meta.tree_op == TREE_WALK) { \
-                if (meta.r[31:0] < meta.hi) { step_left(); } else { step_right(); } \
+                if (meta.r[31:0] < meta.hi) { step_left(); } else { step_right_l##l(); } \
             }
             FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
             leaf.apply();
             if (meta.tree_op == TREE_WALK) {
                 if (meta.r[31:0] < meta.hi) {
-                    meta.slot = meta.node << 1;
                     meta.priority = meta.hi;
                 } else {
-                    meta.slot = (meta.node << 1) | 1;
+                    meta.slot[0:0] = 1;
                     meta.priority = meta.cur[31:0] - meta.hi;
                 }
             }

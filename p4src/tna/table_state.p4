@@ -80,50 +80,70 @@ control RingState(inout metadata_t meta) {
         void apply(inout bit<32> value) { value = 0; }
     };
 
-    action allocate() {
-        meta.slot = ptr_allocate.execute(meta.table_index);
-        meta.size = count_allocate.execute(meta.table_index);
-        meta.stamp = seq_next.execute(meta.table_index);
+    /* One table per register: Tofino addresses an array from one table, and
+     * every action of that table must use it (v1model: one table, ring_state). */
+    action ptr_allocate_op() { meta.slot = ptr_allocate.execute(meta.table_index); }
+    action ptr_read_op()     { meta.slot = ptr_read.execute(meta.table_index); }
+    action ptr_write_op()    { ptr_write.execute(meta.table_index); }
+    action ptr_clear_op()    { ptr_clear.execute(meta.table_index); }
+
+    table ring_ptr_state {
+        key = { meta.ring_op : exact; }
+        actions = { ptr_allocate_op; ptr_read_op; ptr_write_op; ptr_clear_op; NoAction; }
+        const entries = {
+            RING_ALLOCATE  : ptr_allocate_op();
+            RING_READ_ALL  : ptr_read_op();
+            RING_WRITE_ALL : ptr_write_op();
+            RING_CLEAR     : ptr_clear_op();
+        }
+        default_action = NoAction();
+        size = 8;
     }
 
-    action read_size() {
-        meta.size = count_read.execute(meta.table_index);
-    }
-
-    action read_all() {
-        meta.slot = ptr_read.execute(meta.table_index);
-        meta.size = count_read.execute(meta.table_index);
-        meta.stamp = seq_read.execute(meta.table_index);
-    }
-
-    action write_all() {
-        ptr_write.execute(meta.table_index);
-        count_write.execute(meta.table_index);
-        seq_write.execute(meta.table_index);
-    }
-
-    action clear_all() {
-        ptr_clear.execute(meta.table_index);
+    action count_allocate_op() { meta.size = count_allocate.execute(meta.table_index); }
+    action count_read_op()     { meta.size = count_read.execute(meta.table_index); }
+    action count_write_op()    { count_write.execute(meta.table_index); }
+    action count_clear_op() {
         count_clear.execute(meta.table_index);
-        seq_clear.execute(meta.table_index);
         meta.size = 0;
     }
 
-    table ring_state {
+    table ring_count_state {
         key = { meta.ring_op : exact; }
-        actions = { allocate; read_size; read_all; write_all; clear_all; NoAction; }
+        actions = { count_allocate_op; count_read_op; count_write_op; count_clear_op; NoAction; }
         const entries = {
-            RING_ALLOCATE  : allocate();
-            RING_READ_SIZE : read_size();
-            RING_READ_ALL  : read_all();
-            RING_WRITE_ALL : write_all();
-            RING_CLEAR     : clear_all();
+            RING_ALLOCATE  : count_allocate_op();
+            RING_READ_SIZE : count_read_op();
+            RING_READ_ALL  : count_read_op();
+            RING_WRITE_ALL : count_write_op();
+            RING_CLEAR     : count_clear_op();
         }
         default_action = NoAction();
+        size = 8;
+    }
+
+    action seq_next_op()  { meta.stamp = seq_next.execute(meta.table_index); }
+    action seq_read_op()  { meta.stamp = seq_read.execute(meta.table_index); }
+    action seq_write_op() { seq_write.execute(meta.table_index); }
+    action seq_clear_op() { seq_clear.execute(meta.table_index); }
+
+    table insert_seq_state {
+        key = { meta.ring_op : exact; }
+        actions = { seq_next_op; seq_read_op; seq_write_op; seq_clear_op; NoAction; }
+        const entries = {
+            RING_ALLOCATE  : seq_next_op();
+            RING_READ_ALL  : seq_read_op();
+            RING_WRITE_ALL : seq_write_op();
+            RING_CLEAR     : seq_clear_op();
+        }
+        default_action = NoAction();
+        size = 8;
     }
 
     apply {
-        ring_state.apply();
+        ring_ptr_state.apply();
+        ring_count_state.apply();
+        insert_seq_state.apply();
     }
 }
 
@@ -194,8 +214,10 @@ control MaxPriority(inout metadata_t meta) {
         switch (max_state.apply().action_run) {
             resolve: {
                 /* PER: an experience without a priority gets the max so far. */
-                if (meta.has_priority == 0) {
-                    meta.priority = (meta.lo == 0) ? PRIORITY_ONE : meta.lo;
+                if (meta.has_priority == 0 && meta.lo == 0) {
+                    meta.priority = PRIORITY_ONE;
+                } else if (meta.has_priority == 0) {
+                    meta.priority = meta.lo;
                 }
             }
         }
