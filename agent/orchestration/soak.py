@@ -109,6 +109,18 @@ def is_soak_priority(fixed: int) -> bool:
     return fixed % PRIORITY_STEP == 0 and 1 <= fixed // PRIORITY_STEP <= 255
 
 
+def sample_errors(key: bytes, reply: Message) -> list[str]:
+    """What is wrong with an OK SAMPLE reply: the soak's errors it counts as."""
+    if reply.stamp == 0:
+        return ["sampled a slot not written yet (stamp 0) as data"]
+    wrong = []
+    if signer(key, reply.payload or b"") is None:
+        wrong.append("sampled a payload the soak did not write")
+    if not is_soak_priority(reply.priority):
+        wrong.append("sampled a priority the soak did not write")
+    return wrong
+
+
 # --- the actors' load ----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -140,9 +152,7 @@ def actor_load(w: Worker, out: Any) -> None:
             pending = client.sample_async(BATCH)
             batch = client.wait(pending)
             for reply in pending.replies.values():
-                if signer(w.key, reply.payload or b"") is None or not is_soak_priority(
-                        reply.priority):
-                    errors["sampled a payload or priority the soak did not write"] += 1
+                errors.update(sample_errors(w.key, reply))
             checked += len(batch)
             client.update(batch.slot, batch.stamp, [soak_priority(rng) for _ in batch.slot])
         except ReplayTimeout:
