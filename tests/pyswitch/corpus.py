@@ -310,13 +310,14 @@ def replay() -> Corpus:
              [7]),
         _add(r + "replay.replay_acl", [["exact", 0xC6120001], ["exact", 2]], r + "replay.allow",
              [7]),
-        # table 3: a ring of 2 slots that nobody wrote (stamp 0): SAMPLE says NOT_READY
+        # table 3: a ring of 1 slot that nobody wrote (stamp 0): every draw finds slot 0,
+        # draws again EMPTY_SLOT_REDRAWS times (recirculating) and says NOT_READY
         _add(r + "replay.replay_table_config", [["exact", 3]], r + "replay.configure",
              [1, 4096, 1, 32, 1]),
         _add(r + "replay.replay_acl", [["exact", 0xC6120001], ["exact", 3]], r + "replay.allow",
              [7]),
         {"op": "register_write", "name": "ReplayEgress.replay.ring.ring_count", "index": 3,
-         "value": 2},
+         "value": 1},
         _add(r + "replay.sample_replication", [["exact", 1]], r + "replay.replicate", [256]),
         # INSERT limits: table 0 one per window, its cell last counted in window 0xFFFF
         # (no switch has run 19 hours here, so the count restarts); table 2 none at all
