@@ -295,6 +295,8 @@ def main(argv: list[str] | None = None) -> None:
         for (bucket, op, status), n in sorted(service.counters.items()):
             op_name = Op(op).name if op else "-"
             print(f"table {bucket} {op_name} {Status(status).name}: {n}", flush=True)
+        for table, n in sorted(service.not_ready.items()):
+            print(f"table {table} SAMPLE replies NOT_READY: {n}", flush=True)
 
 
 if __name__ == "__main__":

@@ -33,9 +33,10 @@ from agent.weights import WeightSender
 
 log = logging.getLogger(__name__)
 
-# Refusals that mean "not yet": a table still filling, or disabled while the
-# controller restores it after a switch restart.
-WAIT_STATUSES = (Status.BELOW_MIN_SIZE, Status.EMPTY, Status.DISABLED)
+# Refusals that mean "not yet": a table still filling, disabled while the
+# controller restores it after a switch restart, or a batch whose every draw
+# found a slot still being written (NOT_READY).
+WAIT_STATUSES = (Status.BELOW_MIN_SIZE, Status.EMPTY, Status.DISABLED, Status.NOT_READY)
 
 
 def importance_weights(priority: np.ndarray, total: np.ndarray, size: np.ndarray,

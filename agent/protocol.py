@@ -39,6 +39,10 @@ INSERT_WINDOW_US = 1 << INSERT_WINDOW_SHIFT
 NUM_INSERT_LIMITERS = 1024
 MAX_INSERT_LIMIT = 0xFFFF
 
+# A SAMPLE reply whose drawn slot holds no experience (stamp 0) is drawn again at
+# most EMPTY_SLOT_REDRAWS times, then answered NOT_READY (p4src/include/constants.p4).
+EMPTY_SLOT_REDRAWS = 3
+
 HEADER = struct.Struct("!8B5IQ")
 HEADER_BYTES = HEADER.size  # 36
 
@@ -76,6 +80,7 @@ class Status(IntEnum):
     STALE = 10
     EMPTY = 11
     RATE_LIMITED = 12
+    NOT_READY = 13
 
 
 class Mode(IntEnum):

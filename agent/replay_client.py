@@ -42,6 +42,12 @@ Loss handling (UDP is lossy; every call is bounded in time):
   back to back): under packet loss almost every large batch misses a reply or
   two, and waiting for them costs more than a slightly smaller batch. An error reply (e.g.
   BELOW_MIN_SIZE) raises `ReplayRefused` unless replies already arrived.
+* A SAMPLE reply NOT_READY (its drawn slot held no experience yet) is a
+  missing sample, known at once: counted in `not_ready`, never returned as
+  data. Once every reply of the batch is in, a batch short of `partial_ok` is
+  topped up at once for the missing ones (an attempt, as after a timeout, but
+  not counted as a retry); when attempts run out the batch is returned as it
+  is, or `ReplayRefused` (NOT_READY) is raised if no reply carried data.
 * `lost_replies` counts the replies still missing whenever a request's
   deadline passes (then asked for again, or given up on): a lost ACK is 1, a
   SAMPLE n with k replies in is n - k, at every deadline it misses.
@@ -82,7 +88,7 @@ log = logging.getLogger(__name__)
 BACKENDS = ("switch", "host", "inprocess")
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
              "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
-             "malformed_replies", "rate_limited")
+             "malformed_replies", "rate_limited", "not_ready")
 
 
 class ReplayError(RuntimeError):
@@ -258,6 +264,7 @@ class PendingRequest:
     attempt: int = 0
     ids: list[int] = field(default_factory=list)
     replies: dict[tuple[int, int], Message] = field(default_factory=dict)
+    not_ready: set[tuple[int, int]] = field(default_factory=set)  # SAMPLE: since the last top-up
     status: int | None = None
     done: bool = False
 
@@ -463,24 +470,29 @@ class ReplayClient:
             if self._enough(pending):
                 self._finish(pending)  # enough of the batch: no top-up
                 continue
-            self._counts["lost_replies"] += pending.want - len(pending.replies)
+            self._counts["lost_replies"] += (pending.want - len(pending.replies)
+                                             - len(pending.not_ready))
             if pending.attempt == 0:
                 self._restart_timers(pending, now, timed_out=True)
             if pending.attempt >= self.policy.retries:
                 self._counts["timeouts"] += 1
                 self._finish(pending)
                 continue
-            pending.attempt += 1
-            pending.deadline = now + self.policy.timeout_for(pending.attempt,
-                                                             pending.first_timeout)
             self._counts["retries"] += 1
-            if pending.op == Op.SAMPLE:
-                missing = pending.want - len(pending.replies)
-                msg = protocol.sample(self.table, missing, mode=pending.message.mode,
-                                      request_id=self._new_id())
-                self._register(pending, msg)
-            else:
-                self.transport.send(pending.message)
+            self._ask_again(pending, now)
+
+    def _ask_again(self, pending: PendingRequest, now: float) -> None:
+        """The next attempt: the request again, or a SAMPLE for the replies missing."""
+        pending.attempt += 1
+        pending.deadline = now + self.policy.timeout_for(pending.attempt, pending.first_timeout)
+        if pending.op == Op.SAMPLE:
+            pending.not_ready.clear()
+            missing = pending.want - len(pending.replies)
+            msg = protocol.sample(self.table, missing, mode=pending.message.mode,
+                                  request_id=self._new_id())
+            self._register(pending, msg)
+        else:
+            self.transport.send(pending.message)
 
     def _enough(self, pending: PendingRequest) -> bool:
         """A SAMPLE with `partial_ok` of its replies (it may end before it is complete)."""
@@ -497,12 +509,17 @@ class ReplayClient:
     def _dispatch(self, msg: Message) -> None:
         pending = self._by_id.get(msg.request_id)
         if pending is None or not msg.is_reply or msg.op != pending.op:
-            if msg.is_reply and not msg.ok and msg.status != Status.STALE:
+            if msg.is_reply and msg.op == Op.SAMPLE and msg.status == Status.NOT_READY:
+                self._counts["not_ready"] += 1  # of a batch already done: a missing sample
+            elif msg.is_reply and not msg.ok and msg.status != Status.STALE:
                 self._note_refusal(msg)
             else:
                 self._counts["dropped_replies"] += 1
             return
         key = (msg.request_id, msg.index)
+        if pending.op == Op.SAMPLE and msg.status == Status.NOT_READY:
+            self._not_ready(pending, key)
+            return
         if pending.op == Op.SAMPLE and msg.ok:
             if key in pending.replies:
                 self._counts["dropped_replies"] += 1
@@ -511,6 +528,8 @@ class ReplayClient:
             pending.last_reply = time.monotonic()
             if len(pending.replies) >= pending.want:
                 self._finish(pending)
+            elif len(pending.replies) + len(pending.not_ready) >= pending.want:
+                self._short_of_data(pending)
             return
         if msg.ok or (pending.op == Op.UPDATE and msg.status == Status.STALE):
             pending.replies[key] = msg
@@ -519,6 +538,29 @@ class ReplayClient:
             self._counts["refused"] += 1
             self._counts["rate_limited"] += msg.status == Status.RATE_LIMITED
         self._finish(pending)
+
+    def _not_ready(self, pending: PendingRequest, key: tuple[int, int]) -> None:
+        """A SAMPLE reply without data: a missing sample, known at once."""
+        if key in pending.not_ready or key in pending.replies:
+            self._counts["dropped_replies"] += 1
+            return
+        pending.not_ready.add(key)
+        self._counts["not_ready"] += 1
+        pending.last_reply = time.monotonic()
+        if len(pending.replies) + len(pending.not_ready) >= pending.want:
+            self._short_of_data(pending)
+
+    def _short_of_data(self, pending: PendingRequest) -> None:
+        """Every reply of a SAMPLE is in, some NOT_READY: done if enough came with data
+        or no attempt is left, else a top-up for the missing ones now."""
+        if self._enough(pending):
+            self._finish(pending)
+        elif pending.attempt >= self.policy.retries:
+            if not pending.replies:
+                pending.status = Status.NOT_READY
+            self._finish(pending)
+        else:
+            self._ask_again(pending, time.monotonic())
 
     def _note_refusal(self, msg: Message) -> None:
         self._counts["refused"] += 1

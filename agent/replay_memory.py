@@ -28,6 +28,7 @@ import numpy as np
 from agent.protocol import (
     ALLOW_ALL,
     ALLOW_BIT,
+    EMPTY_SLOT_REDRAWS,
     FLAGS_RESERVED,
     INSERT_WINDOW_SHIFT,
     MAX_BATCH,
@@ -110,11 +111,22 @@ class TableState:
         return Inserted(slot, self.sequence, priority, self.size, total)
 
     def sample(self, n: int, mode: int, rng: np.random.Generator) -> np.ndarray | None:
-        """n slots, uniform over the occupied prefix or proportional; None if all zero."""
+        """n slots, uniform over the occupied prefix or proportional; None if all zero.
+        A draw of a slot that holds no experience (stamp 0) is drawn again, at most
+        EMPTY_SLOT_REDRAWS times, as the switch does; it may still be such a slot."""
+        if mode != Mode.UNIFORM and self.tree.total == 0:
+            return None
+        slots = self._draw(n, mode, rng)
+        for _ in range(EMPTY_SLOT_REDRAWS):
+            unwritten = np.flatnonzero(self.stamps[slots] == 0)
+            if unwritten.size == 0:
+                break
+            slots[unwritten] = self._draw(unwritten.size, mode, rng)
+        return slots
+
+    def _draw(self, n: int, mode: int, rng: np.random.Generator) -> np.ndarray:
         if mode == Mode.UNIFORM:
             return self.tree.sample_uniform(n, min(self.size, self.num_slots), rng)
-        if self.tree.total == 0:
-            return None
         return self.tree.sample(n, rng)
 
     def update(self, slot: int, stamp: int, priority: int) -> int | None:
@@ -167,6 +179,8 @@ class ReplayService:
         self._windows: dict[tuple[str, int], tuple[int, int]] = {}
         self._clock = clock
         self.counters: Counter[tuple[int, int, int]] = Counter()
+        self.sampled: Counter[int] = Counter()      # per table: experiences SAMPLE returned
+        self.not_ready: Counter[int] = Counter()    # per table: SAMPLE replies NOT_READY
         self.rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
 
@@ -308,11 +322,23 @@ class ReplayService:
                 return [self._reply(req, Status.EMPTY, size=size)], Status.EMPTY
             priorities = table.tree.get(slots)
             total = table.tree.total
-            return [self._reply(req, Status.OK, index=k, slot=int(s), stamp=int(table.stamps[s]),
-                                priority=int(p), size=size, total=total,
-                                payload=table.payloads[s].tobytes())
+            return [self._sample_reply(req, table, k, int(s), int(p), total)
                     for k, (s, p) in enumerate(zip(slots, priorities, strict=True))], Status.OK
         return [self._reply(req, status)], status
+
+    def _sample_reply(self, req: Message, table: TableState, index: int, slot: int,
+                      priority: int, total: int) -> Message:
+        """Reply `index` of a SAMPLE: OK with the slot's experience, or NOT_READY (no
+        payload) for a slot that holds none."""
+        stamp = int(table.stamps[slot])
+        if stamp == 0:
+            self.not_ready[req.table] += 1
+            return self._reply(req, Status.NOT_READY, index=index, slot=slot, stamp=0,
+                               priority=priority, size=table.size, total=total)
+        self.sampled[req.table] += 1
+        return self._reply(req, Status.OK, index=index, slot=slot, stamp=stamp,
+                           priority=priority, size=table.size, total=total,
+                           payload=table.payloads[slot].tobytes())
 
     @staticmethod
     def _reply(req: Message | None, status: int, *, index: int = 0, slot: int | None = None,

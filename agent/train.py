@@ -17,8 +17,8 @@ process and its actor processes).
 Faults: an actor that dies is reported and the run goes on with the others
 (it stops when none is left); actor processes stop when this process is gone
 (killed: resume it with --resume); the Learner waits out a replay service that
-does not answer or refuses with BELOW_MIN_SIZE, EMPTY or DISABLED, and the
-longest wait between two learner steps is reported as max_stall_s.
+does not answer or refuses with BELOW_MIN_SIZE, EMPTY, DISABLED or NOT_READY,
+and the longest wait between two learner steps is reported as max_stall_s.
 """
 
 from __future__ import annotations

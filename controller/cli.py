@@ -169,13 +169,13 @@ def _stats_rows(ctx: Context, tables: list[int]) -> tuple[list[list[object]], di
             continue
         refused = ", ".join(f"{k}={v}" for k, v in sorted(s.refused.items())) or "-"
         rows.append(["other" if t == OTHER_TABLE else t, *(s.ok.get(op, 0) for op in STAT_OPS),
-                     s.sampled, "-" if s.size is None else s.size,
+                     s.sampled, s.not_ready, "-" if s.size is None else s.size,
                      "-" if s.total_priority is None else f"{s.total_priority:.2f}", refused])
     return rows, {t: s.as_dict() for t, s in stats.items()}
 
 
-STATS_HEADERS = ["table", "inserts", "samples", "updates", "sampled", "size", "total_priority",
-                 "refused"]
+STATS_HEADERS = ["table", "inserts", "samples", "updates", "sampled", "not_ready", "size",
+                 "total_priority", "refused"]
 
 
 def _guard_lines(ctx: Context, drops: GuardDrops) -> str:

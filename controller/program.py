@@ -97,6 +97,7 @@ ORIG_PORT = "meta.orig_port"
 # Counters (controller.stats reads them).
 REQUESTS_COUNTER = EG + "replay.replay_requests"
 SAMPLED_COUNTER = EG + "replay.replay_sampled"
+NOT_READY_COUNTER = EG + "replay.replay_not_ready"
 FORGED_COUNTER = IN + "source.forged_sources"
 BROADCAST_COUNTER = IN + "ipv4.refused_broadcasts"
 RATE_LIMITED_COUNTER = IN + "replay.limiter.rate_limited"

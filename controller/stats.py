@@ -11,6 +11,7 @@ from controller.p4runtime_session import P4RuntimeSession
 from controller.program import (
     BROADCAST_COUNTER,
     FORGED_COUNTER,
+    NOT_READY_COUNTER,
     RATE_LIMITED_COUNTER,
     SAMPLED_COUNTER,
 )
@@ -36,6 +37,7 @@ class TableStats:
     max_priority: float | None = None
     inserted: int | None = None                              # insert sequence number
     sampled: int = 0                                         # experiences SAMPLE returned
+    not_ready: int = 0                                       # SAMPLE replies NOT_READY
 
     @property
     def refused_total(self) -> int:
@@ -44,7 +46,7 @@ class TableStats:
     def as_dict(self) -> dict:
         return {"table": self.table, "ok": self.ok, "refused": self.refused, "size": self.size,
                 "total_priority": self.total_priority, "max_priority": self.max_priority,
-                "inserted": self.inserted, "sampled": self.sampled}
+                "inserted": self.inserted, "sampled": self.sampled, "not_ready": self.not_ready}
 
 
 def read_stats(session: P4RuntimeSession, tables: list[int],
@@ -65,6 +67,9 @@ def read_stats(session: P4RuntimeSession, tables: list[int],
     for table, (packets, _bytes) in session.read_counter(SAMPLED_COUNTER).items():
         if table in out:
             out[table].sampled = packets
+    for table, (packets, _bytes) in session.read_counter(NOT_READY_COUNTER).items():
+        if table in out:
+            out[table].not_ready = packets
     if inband is not None:
         for t in tables:
             (state,) = inband.request(protocol.get_state(t))

@@ -174,7 +174,8 @@ control ReplayEgress(inout tna_headers_t hdr,
                 meta.egress_port = CPU_PORT;
             }
         }
-        /* No copy waits for a slot being written (see the top of this file). */
+        /* No copy waits for a slot being written (see the top of this file):
+         * one that finds a stamp-0 slot answers NOT_READY at once. */
         meta.redraws = EMPTY_SLOT_REDRAWS;
 
         if (meta.is_request == 1) {

@@ -29,7 +29,9 @@ Per switch (the --seconds are shared out between the switches):
 Errors (target 0): a valid request refused, a sampled or stored slot the soak
 did not write, any OK answer to the intruder, any answer to a forged request,
 the switch process gone, a failure of the controller. Timeouts of UDP requests
-are counted apart (lost packets under full load, not wrong answers). Exit
+are counted apart (lost packets under full load, not wrong answers), and so are
+SAMPLE replies NOT_READY (a draw that found a slot an INSERT had claimed and not
+yet written: a missing sample the client asks again for, not data). Exit
 code: 0 no errors, 1 errors, 2 bad usage or environment. A JSON report goes
 to --json.
 """
@@ -55,7 +57,7 @@ from typing import Any
 
 from agent import protocol
 from agent.namespace import enter
-from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError
+from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
 from bmv2.launch import SWITCH_KINDS, find_bmv2, resolve_kind
 from bmv2.netns import have_netns, inside, raw_socket
@@ -109,6 +111,18 @@ def is_soak_priority(fixed: int) -> bool:
     return fixed % PRIORITY_STEP == 0 and 1 <= fixed // PRIORITY_STEP <= 255
 
 
+def sample_errors(key: bytes, reply: Message) -> list[str]:
+    """What is wrong with an OK SAMPLE reply: the soak's errors it counts as."""
+    if reply.stamp == 0:
+        return ["sampled a slot not written yet (stamp 0) as data"]
+    wrong = []
+    if signer(key, reply.payload or b"") is None:
+        wrong.append("sampled a payload the soak did not write")
+    if not is_soak_priority(reply.priority):
+        wrong.append("sampled a priority the soak did not write")
+    return wrong
+
+
 # --- the actors' load ----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -140,15 +154,14 @@ def actor_load(w: Worker, out: Any) -> None:
             pending = client.sample_async(BATCH)
             batch = client.wait(pending)
             for reply in pending.replies.values():
-                if signer(w.key, reply.payload or b"") is None or not is_soak_priority(
-                        reply.priority):
-                    errors["sampled a payload or priority the soak did not write"] += 1
+                errors.update(sample_errors(w.key, reply))
             checked += len(batch)
             client.update(batch.slot, batch.stamp, [soak_priority(rng) for _ in batch.slot])
         except ReplayTimeout:
             continue  # counted in the client's stats
         except ReplayRefused as exc:
-            errors[f"actor {w.index}: valid request refused: {exc}"] += 1
+            if exc.status != Status.NOT_READY:  # NOT_READY: in the client's not_ready
+                errors[f"actor {w.index}: valid request refused: {exc}"] += 1
     out.put({"actor": w.index, "sent": sent, "checked": checked, "errors": dict(errors),
              "client": client.stats()})
     client.close()
@@ -358,6 +371,7 @@ class SoakResult:
     forged_sent: int = 0
     forged_served: int = 0
     forged_counted: int = 0        # the switch's forged_sources count at the intruder's port
+    not_ready: int = 0             # SAMPLE replies the switch answered NOT_READY
     slots: dict[str, int] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
 
@@ -498,6 +512,7 @@ def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
         errors["forged-source requests were answered"] += result.forged_served
     for t, s in stats.items():
         b = base_stats[t]
+        result.not_ready += s.not_ready - b.not_ready
         for op, n in s.ok.items():
             result.served[op] = result.served.get(op, 0) + n - b.ok.get(op, 0)
         for status, n in s.refused.items():
@@ -533,6 +548,8 @@ def print_result(r: SoakResult) -> None:
         f"sampled ({c.get('samples_checked', 0)} checked), {c.get('updates', 0)} updates "
         f"({c.get('stale', 0)} stale); lost to UDP: {c.get('timeouts', 0)} timeouts, "
         f"{c.get('retries', 0)} retries")
+    say(f"{r.switch}: SAMPLE replies NOT_READY (slot claimed, not yet written): "
+        f"{r.not_ready} answered by the switch, {c.get('not_ready', 0)} received")
     say(f"{r.switch}: intruder sent {r.fuzz_sent} datagrams; answers "
         + (", ".join(f"{k}={v}" for k, v in sorted(r.fuzz_replies.items())) or "none"))
     if r.forged_sent:

@@ -40,7 +40,7 @@ const bit<32> RESET_FANOUT = 64;            /* divides NUM_SLOTS; fits bmv2's 64
 
 /* A SAMPLE draw that lands on a slot whose record is not written yet (stamp
  * 0: an INSERT on another egress thread has claimed it and not finished) is
- * drawn again, at most this many times; then it is answered as it stands. */
+ * drawn again, at most this many times; then it is answered NOT_READY. */
 const bit<8> EMPTY_SLOT_REDRAWS = 3;
 
 /* What egress does with a replay packet after its pass (meta.verdict). */
@@ -100,6 +100,7 @@ const bit<8> STATUS_DENIED          = 9;
 const bit<8> STATUS_STALE           = 10;
 const bit<8> STATUS_EMPTY           = 11;
 const bit<8> STATUS_RATE_LIMITED    = 12;   /* <arch>/insert_limit.p4 */
+const bit<8> STATUS_NOT_READY       = 13;   /* a SAMPLE reply: its slot holds no experience yet */
 
 #define NUM_INSERT_LIMITERS 1024        /* one per (table, host) that may insert */
 

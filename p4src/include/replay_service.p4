@@ -24,9 +24,11 @@
  *   verdict       reply (ReplyBuilder), drop (no ACK asked, not reply 0 of a
  *                 refused SAMPLE), or again (a SAMPLE reply whose draws all
  *                 overshot or that landed on a slot another thread is still
- *                 writing, the next RESET round)
+ *                 writing, the next RESET round); a SAMPLE reply still on
+ *                 such a slot after EMPTY_SLOT_REDRAWS says NOT_READY
  *   stats         replay_requests[table, op, status] once per request,
- *                 replay_sampled[table] per experience a SAMPLE returns
+ *                 replay_sampled[table] per experience a SAMPLE returns,
+ *                 replay_not_ready[table] per SAMPLE reply answered NOT_READY
  *
  * Shared by both architectures. The state stages are each architecture's own
  * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
@@ -46,6 +48,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 
     STATS_COUNTER(replay_requests, STATS_SIZE);
     STATS_COUNTER(replay_sampled, NUM_TABLES);
+    STATS_COUNTER(replay_not_ready, NUM_TABLES);
 
     action plan(bit<8> ring_op, bit<8> guard_op, bit<8> max_op, bit<8> tree_op,
                 bit<8> store_op) {
@@ -141,10 +144,16 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 meta.store_op = 0;
             }
             store.apply(meta, hdr.payload);
-            if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1 && meta.stamp == 0
-                && meta.redraws < EMPTY_SLOT_REDRAWS) {
-                meta.found = 0;                          /* a slot still being written */
+            /* A drawn slot that holds no experience (stamp 0: an INSERT on another
+             * thread has claimed it and not written it yet) is drawn again; after
+             * EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY, without payload. */
+            bool unwritten = false;
+            if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1 && meta.stamp == 0) {
+                unwritten = true;
                 hdr.payload.setInvalid();
+                if (meta.redraws < EMPTY_SLOT_REDRAWS) {
+                    meta.found = 0;
+                }
             }
 
             /* ---- reply, drop or another pass -------------------------------------- */
@@ -196,7 +205,12 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
             }
             if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
-                replay_sampled.count(meta.table_index);
+                if (unwritten) {
+                    replay_not_ready.count(meta.table_index);
+                    meta.status = STATUS_NOT_READY;      /* after the request was counted OK */
+                } else {
+                    replay_sampled.count(meta.table_index);
+                }
             }
 
             if (answer) {

@@ -127,6 +127,50 @@ def test_lost_sample_replies_are_topped_up(server: HostServer) -> None:
         proxy.close()
 
 
+def _unwritten_table(service: ReplayService, written: list[int], size: int) -> None:
+    """Table 0 as a restore can leave it: `size` slots counted, only `written` written."""
+    cpu = "198.18.255.254"
+    for slot in written:
+        (ok,) = service.handle(protocol.write(0, slot, 9, protocol.PRIORITY_ONE,
+                                              payloads(1, slot)[0]), cpu, from_cpu=True)
+        assert ok.ok
+    (ok,) = service.handle(protocol.set_state(0, pointer=size, sequence=9, size=size,
+                                              max_priority_fixed=protocol.PRIORITY_ONE),
+                           cpu, from_cpu=True)
+    assert ok.ok
+
+
+def test_not_ready_replies_are_missing_samples_topped_up_at_once(
+        client: ReplayClient, server: HostServer) -> None:
+    """Slot 1 written, slot 0 not: a reply that found slot 0 on every redraw says
+    NOT_READY; the client asks again for it at once (no timeout, no retry counted) and
+    the batch holds only slot 1's experience."""
+    _unwritten_table(server.service, written=[1], size=2)
+    client.policy = RetryPolicy(timeout=5.0, retries=8)
+    began = time.monotonic()
+    batch = client.sample(16, Mode.UNIFORM)
+    assert time.monotonic() - began < 2.0
+    assert len(batch) == 16 and set(batch.slot) == {1} and set(batch.stamp) == {9}
+    assert np.all(batch.payload[:, 0] == 1.0)
+    stats = client.stats()
+    assert stats["not_ready"] == server.service.not_ready[0] > 0
+    assert (stats["retries"], stats["timeouts"], stats["lost_replies"],
+            stats["partial_batches"]) == (0, 0, 0, 0)
+
+
+def test_a_batch_of_not_ready_replies_only_is_refused_not_ready(
+        client: ReplayClient, server: HostServer) -> None:
+    _unwritten_table(server.service, written=[], size=3)
+    client.policy = RetryPolicy(timeout=5.0, retries=2)
+    began = time.monotonic()
+    with pytest.raises(ReplayRefused) as refused:
+        client.sample(4, Mode.UNIFORM)
+    assert refused.value.status == Status.NOT_READY
+    assert time.monotonic() - began < 2.0
+    stats = client.stats()
+    assert stats["not_ready"] == 4 * 3 and stats["samples"] == 0 and stats["retries"] == 0
+
+
 def test_rtt_estimator_follows_rfc6298_within_the_policy_bounds() -> None:
     policy = RetryPolicy(timeout=0.25, min_timeout=0.02)
     est = RttEstimator()

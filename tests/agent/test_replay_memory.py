@@ -237,3 +237,47 @@ def test_insert_limit_counts_per_host_and_window() -> None:
     assert one(s, protocol.insert(0, payload(0), ack=True), ACTOR).ok
     with pytest.raises(ValueError):
         s.limit_inserts(ACTOR, 0, protocol.MAX_INSERT_LIMIT + 1)
+
+
+def test_a_sample_of_slots_without_experiences_says_not_ready(svc: ReplayService) -> None:
+    """A restored state whose size counts slots nobody wrote (stamp 0): each reply
+    draws again EMPTY_SLOT_REDRAWS times, then says NOT_READY without payload; the
+    request still counts OK."""
+    assert one(svc, protocol.set_state(0, pointer=3, sequence=3, max_priority_fixed=0, size=3),
+               cpu=True).ok
+    replies = svc.handle(protocol.sample(0, 5, mode=Mode.UNIFORM, request_id=7), HOST)
+    assert [r.index for r in replies] == list(range(5))
+    assert all(r.status == Status.NOT_READY and r.stamp == 0 and r.payload is None
+               and r.slot < 3 and r.size == 3 for r in replies)
+    assert svc.not_ready[0] == 5 and svc.sampled[0] == 0
+    assert svc.count(0, Op.SAMPLE, Status.OK) == 1
+
+
+def test_an_unwritten_slot_is_drawn_again_before_not_ready(svc: ReplayService) -> None:
+    """Uniform over slot 0 (stamp 0) and slot 1 (written): a reply is NOT_READY only
+    if all 1 + EMPTY_SLOT_REDRAWS draws find slot 0 (1/16), not every other time."""
+    svc.configure(0, TableConfig(capacity=4, min_size=1, max_batch=255))
+    assert one(svc, protocol.write(0, 1, 5, PRIORITY_ONE, payload(1)), cpu=True).ok
+    assert one(svc, protocol.set_state(0, pointer=2, sequence=5, max_priority_fixed=PRIORITY_ONE,
+                                       size=2), cpu=True).ok
+    replies = svc.handle(protocol.sample(0, 255, mode=Mode.UNIFORM), HOST)
+    ok = [r for r in replies if r.ok]
+    assert all((r.slot, r.stamp, r.payload) == (1, 5, payload(1)) for r in ok)
+    assert 0 < svc.not_ready[0] == len(replies) - len(ok) < 40
+
+
+def test_a_prioritized_draw_of_an_unwritten_slot_says_not_ready(svc: ReplayService) -> None:
+    """Only slot 0 has priority, and stamp 0: NOT_READY every time; once the priority
+    sits on a written slot every reply is OK data."""
+    for slot, stamp, priority in ((0, 0, PRIORITY_ONE), (1, 5, 0)):
+        assert one(svc, protocol.write(0, slot, stamp, priority, payload(slot)), cpu=True).ok
+    assert one(svc, protocol.set_state(0, pointer=2, sequence=5, max_priority_fixed=PRIORITY_ONE,
+                                       size=2), cpu=True).ok
+    replies = svc.handle(protocol.sample(0, 4, mode=Mode.PRIORITIZED), HOST)
+    assert {(r.status, r.slot, r.priority, r.total) for r in replies} == {
+        (Status.NOT_READY, 0, PRIORITY_ONE, PRIORITY_ONE)}
+    for slot, stamp, priority in ((0, 0, 0), (1, 5, PRIORITY_ONE)):
+        assert one(svc, protocol.write(0, slot, stamp, priority, payload(slot)), cpu=True).ok
+    replies = svc.handle(protocol.sample(0, 4, mode=Mode.PRIORITIZED), HOST)
+    assert all(r.ok and (r.slot, r.stamp, r.payload) == (1, 5, payload(1)) for r in replies)
+    assert (svc.not_ready[0], svc.sampled[0]) == (4, 4)

@@ -4,6 +4,7 @@ present, as CI runs it."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,7 @@ from agent.orchestration.soak import (
     WITNESS_TABLE,
     compare,
     fuzz_datagram,
+    sample_errors,
     sign,
     signer,
     soak_switch,
@@ -64,6 +66,18 @@ def test_slot_comparison_finds_what_the_soak_did_not_write() -> None:
     changed_witness = [before[0], _table(WITNESS_TABLE, [], 1)]
     _, errors = compare(before, changed_witness, KEY, {255: 3})
     assert "witness table 1 changed" in errors and "table 1 slot 0 emptied" in errors
+
+
+def test_a_sampled_reply_is_checked_for_stamp_payload_and_priority() -> None:
+    good = protocol.Message(op=protocol.Op.SAMPLE, flags=protocol.Flag.REPLY, stamp=5,
+                            priority=3 * PRIORITY_STEP, payload=sign(KEY, 1, 2, b""))
+    assert sample_errors(KEY, good) == []
+    assert sample_errors(KEY, replace(good, stamp=0)) == [
+        "sampled a slot not written yet (stamp 0) as data"]
+    assert sample_errors(KEY, replace(good, priority=256 * PRIORITY_STEP)) == [
+        "sampled a priority the soak did not write"]
+    assert sample_errors(KEY, replace(good, payload=bytes(64))) == [
+        "sampled a payload the soak did not write"]
 
 
 def test_fuzz_mixes_random_mutated_and_valid_requests() -> None:

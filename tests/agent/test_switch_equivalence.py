@@ -119,10 +119,17 @@ def random_requests(rng: np.random.Generator, count: int, svc: ReplayService):
     """(datagram, source, from_cpu) covering every op and refusal; half the updates
     name a slot and stamp that `svc` (the reference state) currently holds."""
     zero = protocol.words_to_payload([0])
-    for msg in (protocol.sample(1, 4), Message(op=0), Message(op=200),  # below min, unknown op
-                protocol.insert(0, zero, priority=0.0), protocol.insert(0, zero, priority=0.0),
-                protocol.sample(0, 3)):  # a prioritized sample of total 0: EMPTY
-        yield protocol.encode(msg), HOST, False
+    for msg, cpu in (
+            (protocol.sample(1, 4), False), (Message(op=0), False),  # below min size
+            (Message(op=200), False),                                # unknown op
+            # a ring of 2 slots nobody wrote: every reply NOT_READY; then empty again
+            (protocol.set_state(1, pointer=2, sequence=0, max_priority_fixed=0, size=2), True),
+            (protocol.sample(1, 3), False),
+            (protocol.set_state(1, pointer=0, sequence=0, max_priority_fixed=0, size=0), True),
+            (protocol.insert(0, zero, priority=0.0), False),
+            (protocol.insert(0, zero, priority=0.0), False),
+            (protocol.sample(0, 3), False)):  # a prioritized sample of total 0: EMPTY
+        yield protocol.encode(msg), HOST, cpu
     stamps = [0, 1, 2]
     for _ in range(count):
         kind = rng.choice(["insert", "insert", "insert", "sample", "sample", "update", "update",
@@ -173,10 +180,15 @@ def random_requests(rng: np.random.Generator, count: int, svc: ReplayService):
 
 
 def check_sampled(reply: Message, svc: ReplayService) -> None:
+    """A SAMPLE reply against the table it drew from: OK carries the slot's stamp,
+    priority and payload; NOT_READY a slot with stamp 0, its priority, no payload."""
     table = svc.tables[reply.table]
     assert reply.stamp == table.stamps[reply.slot]
     assert reply.priority == table.tree.get(reply.slot)[0]
-    assert reply.payload == table.payloads[reply.slot].tobytes()
+    if reply.status == Status.NOT_READY:
+        assert reply.stamp == 0 and reply.payload is None
+    else:
+        assert reply.payload == table.payloads[reply.slot].tobytes()
 
 
 def test_service_answers_like_the_compiled_program() -> None:
@@ -192,10 +204,12 @@ def test_service_answers_like_the_compiled_program() -> None:
         for g, w in zip(got, want, strict=True):
             statuses.add(w.status)
             updated += w.op == Op.UPDATE and w.ok
-            if w.op == Op.SAMPLE and w.ok:
-                fields = ("op", "flags", "status", "count", "index", "request_id", "size", "total")
+            if w.op == Op.SAMPLE and w.status in (Status.OK, Status.NOT_READY):
+                # draws differ: whether a reply found an unwritten slot may too
+                fields = ("op", "flags", "count", "index", "request_id", "size", "total")
                 assert [getattr(g, f) for f in fields] == [getattr(w, f) for f in fields]
                 check_sampled(w, svc)
+                check_sampled(g, svc)
             else:
                 assert g == w, data.hex()
     assert {s.value for s in Status} - statuses == set()

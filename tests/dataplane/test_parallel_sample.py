@@ -101,6 +101,64 @@ def test_a_sample_is_counted_once_and_its_experiences_each(clean: PacketTestbed)
         == sampled + 17
 
 
+def sample_counters(bed: PacketTestbed, table: int) -> tuple[int, int, int]:
+    """(SAMPLE requests counted OK, experiences sampled, replies NOT_READY) of `table`."""
+    def cell(name: str) -> int:
+        return bed.session.read_counter(f"ReplayEgress.replay.{name}", table)[table][0]
+    return (bed.counter(table, Op.SAMPLE, Status.OK), cell("replay_sampled"),
+            cell("replay_not_ready"))
+
+
+def restore(bed: PacketTestbed, table: int, slots: list[tuple[int, int, float]],
+            size: int) -> None:
+    """Through the controller's restore path (WRITE, SET_STATE): `slots` as (slot, stamp,
+    priority), and a ring of `size` slots. A slot with stamp 0 is one a SAMPLE copy
+    would otherwise only meet while an INSERT on another egress thread has claimed it
+    and not yet written it."""
+    for slot, stamp, priority in slots:
+        assert bed.cpu(protocol.write(table, slot, stamp, protocol.priority_to_fixed(priority),
+                                      payload(slot))).ok
+    assert bed.cpu(protocol.set_state(table, pointer=size, sequence=max(s[1] for s in slots),
+                                      max_priority_fixed=protocol.PRIORITY_ONE, size=size)).ok
+
+
+def test_a_reply_that_finds_only_unwritten_slots_says_not_ready(clean: PacketTestbed) -> None:
+    """Prioritized, all the priority on slot 0 whose stamp is 0: every copy draws it, draws
+    again EMPTY_SLOT_REDRAWS times and answers NOT_READY: index, slot, stamp 0, its
+    priority, size, total, no payload. The request counts OK, no experience as sampled."""
+    restore(clean, 0, [(0, 0, 1.0), (1, 7, 0.0)], size=2)
+    before = sample_counters(clean, 0)
+    replies = clean.request("h1", protocol.sample(0, 8, mode=Mode.PRIORITIZED), replies=9,
+                            timeout=2.0)
+    assert [r.index for r in replies] == list(range(8))
+    assert {(r.status, r.slot, r.stamp, r.priority, r.size, r.total, r.payload)
+            for r in replies} == {(Status.NOT_READY, 0, 0, protocol.PRIORITY_ONE, 2,
+                                   protocol.PRIORITY_ONE, None)}
+    assert sample_counters(clean, 0) == (before[0] + 1, before[1], before[2] + 8)
+    restore(clean, 0, [(0, 0, 0.0), (1, 7, 1.0)], size=2)
+    replies = clean.sample(0, 8, mode=Mode.PRIORITIZED)
+    assert [(r.status, r.slot, r.stamp, r.payload) for r in replies] == [
+        (Status.OK, 1, 7, payload(1))] * 8
+    assert sample_counters(clean, 0) == (before[0] + 2, before[1] + 8, before[2] + 8)
+
+
+def test_an_unwritten_slot_is_drawn_again_before_not_ready(clean: PacketTestbed) -> None:
+    """Uniform over slot 0 (stamp 0) and slot 1 (written): a reply is NOT_READY only if
+    all 1 + EMPTY_SLOT_REDRAWS draws find slot 0 (1 in 16), not one time in two."""
+    restore(clean, 1, [(0, 0, 1.0), (1, 7, 1.0)], size=2)
+    before = sample_counters(clean, 1)
+    replies = clean.request("h1", protocol.sample(1, 128, mode=Mode.UNIFORM), replies=128)
+    assert [r.index for r in replies] == list(range(128))
+    ok = [r for r in replies if r.ok]
+    assert all((r.slot, r.stamp, r.payload) == (1, 7, payload(1)) for r in ok)
+    assert all((r.status, r.slot, r.stamp, r.payload) == (Status.NOT_READY, 0, 0, None)
+               for r in replies if not r.ok)
+    not_ready = len(replies) - len(ok)
+    assert not_ready < 40  # 64 expected without the redraws
+    assert sample_counters(clean, 1) == (before[0] + 1, before[1] + len(ok),
+                                         before[2] + not_ready)
+
+
 def test_the_controller_installed_a_group_per_power_of_two(dp: PacketTestbed) -> None:
     groups = dp.session.read_multicast_groups()
     learner = dp.cfg.host("h1").port

@@ -3,13 +3,18 @@ Only the Learner may broadcast weights. On every switch present."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from agent import protocol
+from controller import cli
 from controller.stats import read_guard_drops
+from tests.dataplane.conftest import CONFIG
 from tests.dataplane.packets import PacketTestbed
 from tests.dataplane.test_replay import fields, payload
 
@@ -36,6 +41,22 @@ def test_forging_the_learners_address_gets_nothing(clean: PacketTestbed, op: str
     assert clean.silent("h3") and clean.silent("h1")
     assert fields(clean.state(0)) == before
     assert read_guard_drops(clean.session).forged.get(port, 0) == dropped + 1
+
+
+def test_forged_attempts_show_in_replayctl_stats(clean: PacketTestbed, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    doc = yaml.safe_load(CONFIG.read_text())
+    doc["switch"] = {"address": clean.cfg.switch.address}
+    path = tmp_path / "switch.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    clean.send("h3", forged(clean, "h3", "h1", protocol.encode(protocol.sample(0, 4))))
+    assert clean.silent("h3")
+    port = clean.cfg.host("h3").port
+    dropped = read_guard_drops(clean.session).forged[port]
+    assert dropped >= 1
+    # a backup controller (election id below the testbed's): it only reads
+    assert cli.main(["-c", str(path), "--election-id", "5", "stats", "--table", "0"]) == 0
+    assert f"forged sources dropped: port {port} (h3) {dropped}" in capsys.readouterr().out
 
 
 def test_a_forged_mac_is_dropped_too(clean: PacketTestbed) -> None:

@@ -310,6 +310,14 @@ def replay() -> Corpus:
              [7]),
         _add(r + "replay.replay_acl", [["exact", 0xC6120001], ["exact", 2]], r + "replay.allow",
              [7]),
+        # table 3: a ring of 1 slot that nobody wrote (stamp 0): every draw finds slot 0,
+        # draws again EMPTY_SLOT_REDRAWS times (recirculating) and says NOT_READY
+        _add(r + "replay.replay_table_config", [["exact", 3]], r + "replay.configure",
+             [1, 4096, 1, 32, 1]),
+        _add(r + "replay.replay_acl", [["exact", 0xC6120001], ["exact", 3]], r + "replay.allow",
+             [7]),
+        {"op": "register_write", "name": "ReplayEgress.replay.ring.ring_count", "index": 3,
+         "value": 1},
         _add(r + "replay.sample_replication", [["exact", 1]], r + "replay.replicate", [256]),
         # INSERT limits: table 0 one per window, its cell last counted in window 0xFFFF
         # (no switch has run 19 hours here, so the count restarts); table 2 none at all
@@ -361,6 +369,7 @@ def replay() -> Corpus:
         Case("sample_missing_group", 1, _replay_request(2, 0x10, table=2, count=7)),
         Case("sample_uniform_4", 1, _replay_request(2, 0x10, table=2, count=4)),
         Case("sample_prioritized_3", 1, _replay_request(2, 0x20, table=2, count=3)),
+        Case("sample_not_ready", 1, _replay_request(2, 0x10, table=3, count=2)),
         Case("update_ack", 1, _replay_request(3, 0x02, table=2, stamp=1, priority=5 << 16)),
         Case("update_stale", 1, _replay_request(3, 0x02, table=2, stamp=9)),
         Case("read_not_cpu", 1, _replay_request(4)),

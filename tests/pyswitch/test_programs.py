@@ -51,4 +51,5 @@ def test_replay_program_loads() -> None:
         ("default_mode", 8)]
     assert info.counters["ReplayEgress.replay.replay_requests"].size == 1280
     assert info.counters["ReplayEgress.replay.replay_sampled"].size == 4
+    assert info.counters["ReplayEgress.replay.replay_not_ready"].size == 4
     assert info.header_types["packet_in_h"].fields[0] == ("ingress_port", 9, False)

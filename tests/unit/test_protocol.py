@@ -4,6 +4,8 @@ the compiled data plane."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,8 @@ import pytest
 from agent import protocol
 from agent.protocol import Message, Mode, Op, ProtocolError, Status
 from bmv2.artifacts import BMV2_JSON
+
+CONSTANTS_P4 = Path(__file__).resolve().parents[2] / "p4src" / "include" / "constants.p4"
 
 
 def test_header_is_36_bytes_and_round_trips() -> None:
@@ -104,3 +108,21 @@ def test_constants_match_the_compiled_data_plane() -> None:
     # hardware-legal state: 32-bit cells only (wider sums are _hi/_lo pairs)
     assert max(r["bitwidth"] for r in program["register_arrays"]) == 32
     assert "payload_w15" in registers and "payload_w16" not in registers
+
+
+def test_statuses_and_redraws_match_the_p4_constants() -> None:
+    text = CONSTANTS_P4.read_text()
+    statuses = {name: int(value) for name, value in
+                re.findall(r"const bit<8> STATUS_(\w+)\s*=\s*(\d+);", text)}
+    assert statuses == {s.name: s.value for s in Status}
+    redraws = re.search(r"const bit<8> EMPTY_SLOT_REDRAWS = (\d+);", text)
+    assert redraws is not None and int(redraws.group(1)) == protocol.EMPTY_SLOT_REDRAWS
+
+
+def test_a_not_ready_sample_reply_is_not_data() -> None:
+    reply = Message(op=Op.SAMPLE, flags=protocol.Flag.REPLY, status=Status.NOT_READY, index=3,
+                    slot=7, size=4)
+    back = protocol.decode(protocol.encode(reply))
+    assert back.payload is None and not back.ok and back.status_name() == "NOT_READY"
+    with pytest.raises(ProtocolError, match="only OK replies"):
+        protocol.decode_batch([back])
