@@ -13,7 +13,7 @@
  *              next round, and the last copy of the last round answers.
  *
  * The stages, in pass order (each register array touched at most once):
- *   replay_plan   op -> what each stage does (const entries)
+ *   ReplayPlan    op -> what each stage does (replay_plan, const entries)
  *   RingState     ring_ptr, ring_count, insert_seq
  *   UniformDraw   (uniform SAMPLE) slot in [0, size)
  *   SlotGuard     slot_stamp (UPDATE: still the same experience?)
@@ -21,7 +21,7 @@
  *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
  *   SlotStore     slot_record_stamp, payload_w0 .. w15
- *   verdict       reply (ReplyBuilder), drop (no ACK asked, not reply 0 of a
+ *   ReplayVerdict reply (ReplyBuilder), drop (no ACK asked, not reply 0 of a
  *                 refused SAMPLE), or again (a SAMPLE reply whose draws all
  *                 overshot or that landed on a slot another thread is still
  *                 writing, the next RESET round); a SAMPLE reply still on
@@ -29,6 +29,8 @@
  *   stats         replay_requests[table, op, status] once per request,
  *                 replay_sampled[table] per experience a SAMPLE returns,
  *                 replay_not_ready[table] per SAMPLE reply answered NOT_READY
+ *                 (kept in ReplayService itself, so that the counters'
+ *                 P4Info names stay ReplayEgress.replay.<name>)
  *
  * Shared by both architectures. The state stages are each architecture's own
  * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
@@ -37,19 +39,11 @@
 #ifndef REPLAY_SERVICE_P4
 #define REPLAY_SERVICE_P4
 
-control ReplayService(inout headers_t hdr, inout metadata_t meta) {
-    RingState() ring;
-    UniformDraw() uniform;
-    SlotGuard() guard;
-    MaxPriority() max_priority;
-    SumTree() tree;
-    SlotStore() store;
-    ReplyBuilder() reply;
-
-    STATS_COUNTER(replay_requests, STATS_SIZE);
-    STATS_COUNTER(replay_sampled, NUM_TABLES);
-    STATS_COUNTER(replay_not_ready, NUM_TABLES);
-
+/* What each state stage does for this request: the op's row of replay_plan
+ * (const entries), then what the table cannot key on (a prioritized SAMPLE
+ * walks the tree, SET_STATE's size, a RESET copy's slot and round). */
+control ReplayPlan(in headers_t hdr, inout metadata_t meta,
+                   out bool round_done, out bool reset_done) {
     action plan(bit<8> ring_op, bit<8> guard_op, bit<8> max_op, bit<8> tree_op,
                 bit<8> store_op) {
         meta.ring_op = ring_op;
@@ -80,6 +74,95 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 
     apply {
         bit<8> op = hdr.replay.op;
+        round_done = false;
+        reset_done = false;
+        if (meta.status == STATUS_OK) {
+            replay_plan.apply();
+            if (op == OP_SAMPLE && meta.mode == MODE_PRIORITIZED) {
+                meta.tree_op = TREE_WALK;
+            } else if (op == OP_SET_STATE) {
+                meta.size = hdr.replay.size;
+            } else if (op == OP_RESET) {
+                meta.slot = meta.reset_base + (bit<32>)meta.rid;
+                meta.stamp = 0;
+                meta.priority = 0;
+                if ((bit<32>)meta.rid == RESET_FANOUT - 1) {
+                    round_done = true;
+                    if (meta.slot == NUM_SLOTS - 1) {
+                        reset_done = true;
+                    }
+                }
+                if (!reset_done) {
+                    meta.ring_op = 0;
+                    meta.max_op = 0;
+                }
+            }
+        }
+    }
+}
+
+/* After the state stages: whether this pass answers (a refused SAMPLE once,
+ * an INSERT or UPDATE only when it asked for an ACK, a RESET only at its
+ * end), goes round again (a SAMPLE reply drawn again, the next RESET round),
+ * and whether the request is counted now (once per request). */
+control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
+                      in bool round_done, in bool reset_done,
+                      out bool answer, out bool again, out bool counted) {
+    apply {
+        bit<8> op = hdr.replay.op;
+        answer = true;
+        again = false;
+        counted = true;               /* replay_requests: once per request */
+        if (op == OP_SAMPLE) {
+            if (meta.status == STATUS_OK && meta.found == 0) {
+                again = true;             /* every draw overshot, or an unwritten slot */
+                meta.redraw = 1;
+                meta.redraws = meta.redraws + 1;
+                meta.copy_index = meta.index;
+            } else if (meta.status != STATUS_OK && meta.index != 0) {
+                answer = false;                      /* a refusal answers once */
+            }
+            if (meta.index != 0) {
+                counted = false;
+            }
+        } else if (op == OP_RESET && meta.status == STATUS_OK) {
+            if (!round_done) {
+                answer = false;
+                counted = false;
+            } else if (!reset_done) {
+                again = true;
+                meta.reset_base = meta.reset_base + RESET_FANOUT;
+            }
+        } else if ((op == OP_INSERT || op == OP_UPDATE)
+                   && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
+            if ((hdr.replay.flags & FLAG_ACK) == 0) {
+                answer = false;
+            }
+        }
+        if (again) {
+            answer = false;
+            counted = false;
+        }
+    }
+}
+
+control ReplayService(inout headers_t hdr, inout metadata_t meta) {
+    RingState() ring;
+    UniformDraw() uniform;
+    SlotGuard() guard;
+    MaxPriority() max_priority;
+    SumTree() tree;
+    SlotStore() store;
+    ReplyBuilder() reply;
+    ReplayPlan() plan;
+    ReplayVerdict() verdict;
+
+    STATS_COUNTER(replay_requests, STATS_SIZE);
+    STATS_COUNTER(replay_sampled, NUM_TABLES);
+    STATS_COUNTER(replay_not_ready, NUM_TABLES);
+
+    apply {
+        bit<8> op = hdr.replay.op;
         if (meta.is_replica == 1 && op == OP_SAMPLE && meta.rid >= (bit<16>)hdr.replay.count) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
@@ -92,32 +175,10 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             } else {
                 meta.index = meta.copy_index;
             }
-            bool round_done = false;      /* RESET: last copy of its round */
-            bool reset_done = false;      /* RESET: ... of the last round */
+            bool round_done;              /* RESET: last copy of its round */
+            bool reset_done;              /* RESET: ... of the last round */
+            plan.apply(hdr, meta, round_done, reset_done);
 
-            /* ---- plan ------------------------------------------------------------ */
-            if (meta.status == STATUS_OK) {
-                replay_plan.apply();
-                if (op == OP_SAMPLE && meta.mode == MODE_PRIORITIZED) {
-                    meta.tree_op = TREE_WALK;
-                } else if (op == OP_SET_STATE) {
-                    meta.size = hdr.replay.size;
-                } else if (op == OP_RESET) {
-                    meta.slot = meta.reset_base + (bit<32>)meta.rid;
-                    meta.stamp = 0;
-                    meta.priority = 0;
-                    if ((bit<32>)meta.rid == RESET_FANOUT - 1) {
-                        round_done = true;
-                        if (meta.slot == NUM_SLOTS - 1) {
-                            reset_done = true;
-                        }
-                    }
-                    if (!reset_done) {
-                        meta.ring_op = 0;
-                        meta.max_op = 0;
-                    }
-                }
-            }
 
             /* ---- state ----------------------------------------------------------- */
             ring.apply(meta);
@@ -156,40 +217,10 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 }
             }
 
-            /* ---- reply, drop or another pass -------------------------------------- */
-            bool answer = true;
-            bool again = false;
-            bool counted = true;          /* replay_requests: once per request */
-            if (op == OP_SAMPLE) {
-                if (meta.status == STATUS_OK && meta.found == 0) {
-                    again = true;             /* every draw overshot, or an unwritten slot */
-                    meta.redraw = 1;
-                    meta.redraws = meta.redraws + 1;
-                    meta.copy_index = meta.index;
-                } else if (meta.status != STATUS_OK && meta.index != 0) {
-                    answer = false;                      /* a refusal answers once */
-                }
-                if (meta.index != 0) {
-                    counted = false;
-                }
-            } else if (op == OP_RESET && meta.status == STATUS_OK) {
-                if (!round_done) {
-                    answer = false;
-                    counted = false;
-                } else if (!reset_done) {
-                    again = true;
-                    meta.reset_base = meta.reset_base + RESET_FANOUT;
-                }
-            } else if ((op == OP_INSERT || op == OP_UPDATE)
-                       && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
-                if ((hdr.replay.flags & FLAG_ACK) == 0) {
-                    answer = false;
-                }
-            }
-            if (again) {
-                answer = false;
-                counted = false;
-            }
+            bool answer;
+            bool again;
+            bool counted;
+            verdict.apply(hdr, meta, round_done, reset_done, answer, again, counted);
 
             /* ---- stats ----------------------------------------------------------- */
             if (counted) {

@@ -31,8 +31,10 @@
 #ifndef REPLAY_SUM_TREE_P4
 #define REPLAY_SUM_TREE_P4
 
+#ifndef FOR_EACH_INNER_LEVEL   /* a build for other sizes defines it first */
 #define FOR_EACH_INNER_LEVEL(X) \
     X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#endif
 
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
