@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.cli_args import ArgumentParser, doc_parts
+from agent.cli_args import REPO, RUNS, ArgumentParser, doc_parts
 from agent.host_server import Pacing, allow_spec
 from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
 from agent.orchestration.faults import FaultInjector, FaultPlan
@@ -62,7 +62,6 @@ from controller.config import DEFAULT_CONFIG, Config, ConfigError
 from controller.inband import InbandChannel
 from controller.stats import read_stats
 
-REPO = Path(__file__).resolve().parents[2]
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
 MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
@@ -212,7 +211,7 @@ def name_run_dir(args: argparse.Namespace, kind: str | None) -> Path:
     """args.run_dir, by default runs/<backend>[-<switch>]-s<seed>-<time> (the switch resolved)."""
     if args.run_dir is None:
         parts = [args.backend, *([kind] if kind else []), f"s{args.seed}", str(int(time.time()))]
-        args.run_dir = REPO / "runs" / "-".join(parts)
+        args.run_dir = RUNS / "-".join(parts)
     return args.run_dir
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli_args import REPO
 from agent.hparams import Hyperparams
 from agent.orchestration.launch import (
     DEFAULT_CONFIG,
@@ -31,7 +32,6 @@ from bmv2.netns import have_netns, ip
 from bmv2.testbed import MININET_SWITCH
 from controller import config as cfgmod
 
-REPO = Path(__file__).resolve().parents[2]
 SHORT = ["--max-env-steps", "2500", "--max-seconds", "60",
          "--set", "learning_starts=300", "--set", "eval_every=100000",
          "--set", "eval_episodes=2", "--set", "log_every=50"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli_args import REPO
 from agent.orchestration.launch import DEFAULT_CONFIG
 from agent.protocol import REPLAY_UDP_PORT
 from bmv2.launch import find_bmv2
@@ -21,7 +22,6 @@ from controller.config import AclRule
 from controller.inband import InbandChannel
 from controller.stats import read_stats
 
-REPO = Path(__file__).resolve().parents[2]
 FRAMES = 1200
 
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from agent import protocol
+from agent.cli_args import REPO
 from agent.orchestration.timing import full_table
 from bmv2.launch import SwitchProcess, find_bmv2
 from controller import cli, snapshot, udp_frame
@@ -24,7 +25,6 @@ from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
 from tests.dataplane.conftest import CONFIG
 
-REPO = Path(__file__).resolve().parents[2]
 PROMPT = re.compile(r"^.*(>>> |\.\.\.: )")  # IPython's prompts before a printed line
 LATER = "200"  # replayctl's election id after a shell session (the shell used 100)
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agent.cli_args import REPO
 from bmv2.launch import find_bmv2, free_tcp_port
 from bmv2.netns import NETNS_DIR, have_netns, ip
 from bmv2.standalone import DEFAULT_CONFIG
 from controller import cli
 
 pytestmark = [pytest.mark.netns, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
 READY = "Ctrl-C tears it down."
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agent.cli_args import REPO
 from bmv2.launch import ServerTls, SwitchProcess, find_bmv2
 from controller import cli
 from controller import config as cfgmod
 
-REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "tests" / "dataplane" / "testbed.yaml"
 SERVER_NAME = "p4switch.test"
 
