@@ -230,8 +230,9 @@ def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
     before = set(_our_namespaces())
     run_dir = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "agent.orchestration.launch",
-                             "--switch", "python",
-                             "--actors", "2", "--run-dir", str(run_dir)], cwd=REPO,
+                             "--switch", "python", "--actors", "2",
+                             "--set", "learning_starts=300", "--set", "log_every=50",
+                             "--run-dir", str(run_dir)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
@@ -321,19 +322,9 @@ def test_fault_options_are_checked(args: list[str], message: str, tmp_path: Path
     assert proc.stderr.strip().count("\n") == 0
 
 
-@pytest.mark.netns
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["python", "bmv2"])
-def test_switch_crash_mid_run_is_recovered_and_training_solves(kind: str,
-                                                               tmp_path: Path) -> None:
-    """The switch is killed 30 s into training and restarted; the newest periodic
-    snapshot is restored and CartPole-v1 is still solved."""
-    needs.testbed(kind)
-    run_dir = tmp_path / "run"
-    proc = _launch("--switch", kind, "--actors", "2", "--restart-switch-at", "30",
-                   "--snapshot-every", "5", "--run-dir", str(run_dir), *SOLVE, timeout=1000)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-3000:]
+def _assert_switch_recovered(proc: subprocess.CompletedProcess, run_dir: Path) -> None:
+    """The switch was killed, restarted, redeployed and restored from the newest
+    periodic snapshot; the Learner waited it out and the run solved CartPole-v1."""
     assert "[faults] switch restarted, redeployed and restored" in proc.stdout
     faults = json.loads((run_dir / "faults.json").read_text())
     assert "errors" not in faults, faults
@@ -344,19 +335,39 @@ def test_switch_crash_mid_run_is_recovered_and_training_solves(kind: str,
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["solved"] and summary["max_stall_s"] >= 2.0
     assert 1 <= len(list((run_dir / "snapshots").glob("snapshot-*.json"))) <= 5
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.bmv2
+def test_switch_crash_mid_run_is_recovered_and_training_solves_on_bmv2(tmp_path: Path) -> None:
+    """bmv2 is killed 30 s into training and restarted; the newest periodic
+    snapshot is restored and CartPole-v1 is still solved (the Python switch
+    rides through the same crash in the test below, with the other faults)."""
+    needs.testbed("bmv2")
+    run_dir = tmp_path / "run"
+    proc = _launch("--switch", "bmv2", "--actors", "2", "--restart-switch-at", "30",
+                   "--snapshot-every", "5", "--run-dir", str(run_dir), *SOLVE, timeout=1000)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    _assert_switch_recovered(proc, run_dir)
     assert not _run_processes(run_dir)
 
 
 @pytest.mark.netns
 @pytest.mark.slow
-def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
+def test_training_solves_through_loss_a_dead_actor_a_learner_restart_and_a_switch_crash(
         tmp_path: Path) -> None:
-    """5 % loss each way on every link; actor 0 killed; the learner killed once it
-    has a checkpoint and resumed from it: CartPole-v1 is still solved."""
+    """Every fault in one run (one solve, not one per fault): 5 % loss each way on
+    every link; actor 0 killed at 5 s; the learner killed at 20 s once it has a
+    checkpoint (one every 250 steps, so that it has one by then) and resumed from
+    it; the switch killed at 90 s, when the resumed learner is training, restarted
+    and restored from the newest periodic snapshot. CartPole-v1 is still solved."""
     needs.testbed("python")
     run_dir = tmp_path / "run"
     proc = _launch("--switch", "python", "--actors", "3", "--loss", "5",
                    "--kill-actor-at", "5", "--kill-learner-at", "20",
+                   "--set", "checkpoint_every=250",
+                   "--restart-switch-at", "90", "--snapshot-every", "5",
                    "--run-dir", str(run_dir), *SOLVE, timeout=1000)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
@@ -364,7 +375,7 @@ def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
     assert "actor 0 died" in proc.stdout and "training goes on" in proc.stdout
     assert "resumed from" in proc.stdout
     faults = json.loads((run_dir / "faults.json").read_text())
-    assert "errors" not in faults, faults
     assert faults["learner_killed_at_s"] >= 20 and faults["actor_killed"]["index"] == 0
-    assert json.loads((run_dir / "summary.json").read_text())["solved"]
+    assert faults["learner_killed_at_s"] < faults["switch_restart"]["killed_at_s"], faults
+    _assert_switch_recovered(proc, run_dir)
     assert not _run_processes(run_dir)
