@@ -18,8 +18,8 @@ from bmv2.launch import ServerTls, SwitchProcess
 from controller import cli
 from controller import config as cfgmod
 from tests import needs
+from tests.dataplane.conftest import CONFIG
 
-CONFIG = REPO / "tests" / "dataplane" / "testbed.yaml"
 SERVER_NAME = "p4switch.test"
 
 
