@@ -1,14 +1,18 @@
-"""Command-line helpers shared by the project's tools: usage errors on one
-line with exit code 2, help descriptions taken whole from a module docstring,
-and argument types that check ranges and addresses before anything starts."""
+"""Command-line helpers shared by the project's tools: where they run and write
+(the repository root, runs/), usage errors on one line with exit code 2, help
+descriptions taken whole from a module docstring, and argument types that check
+ranges and addresses before anything starts."""
 
 from __future__ import annotations
 
 import argparse
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import NoReturn
 
+REPO = Path(__file__).resolve().parents[1]  # the repository root: `python -m` children run here
+RUNS = REPO / "runs"                         # the tools' run directories go below it
 EXIT_USAGE = 2
 
 

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.cli_args import REPO
 from agent.host_server import Pacing
 from agent.protocol import REPLAY_UDP_PORT, Mode
 from agent.replay_memory import TableConfig
@@ -17,7 +18,6 @@ from agent.replay_memory import TableConfig
 READY_LINE = b"host replay server on"
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 5.0
-REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass

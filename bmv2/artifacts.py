@@ -17,8 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from agent.cli_args import REPO
 from bmv2.toolchain import find_tool
-from controller.program import BUILD, DEFAULT, REPO, Artifacts
+from controller.program import BUILD, DEFAULT, Artifacts
 
 P4SRC = REPO / "p4src"
 MAIN_P4 = P4SRC / "replay.p4"

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.cli_args import REPO
 from bmv2.toolchain import find_tool
 
 SWITCH_KINDS = ("python", "bmv2")
@@ -161,9 +162,8 @@ class SwitchProcess:
         """Start the process and wait until its gRPC port accepts connections (again
         after a stop: the log is appended to)."""
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        repo = Path(__file__).resolve().parent.parent
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                     cwd=repo, start_new_session=True)
+                                     cwd=REPO, start_new_session=True)
         host, port = self.grpc_addr.rsplit(":", 1)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -18,14 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from agent.cli_args import ArgumentParser, doc_parts
+from agent.cli_args import RUNS, ArgumentParser, doc_parts
 from bmv2.launch import SWITCH_KINDS, SwitchStartError
 from bmv2.netns import NETNS_DIR, NetnsError, have_netns
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, ConfigError
 
-REPO = Path(__file__).resolve().parent.parent
 TAG = ""  # namespaces p4r-NAME, switch ports p4rsPORT
 
 
@@ -41,7 +40,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="auto: bmv2 when installed, else the Python switch")
     p.add_argument("-c", "--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--deploy", action="store_true", help="deploy the config at once")
-    p.add_argument("--log-dir", type=Path, default=REPO / "runs" / "standalone")
+    p.add_argument("--log-dir", type=Path, default=RUNS / "standalone")
     return p.parse_args(argv)
 
 

@@ -1,7 +1,9 @@
 """The namespace testbed: one network namespace per configured host, a veth
 from each to the switch, the switch process (bmv2 or the Python switch) in the
 root namespace, and the controller's deploy of the config. Torn down on exit,
-error or signal, leaving no namespaces, links or processes behind."""
+error or signal, leaving no namespaces, links or processes behind. Also the host
+replay server (the baseline) in a bed's namespace, serving a table as the config
+sets it."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from agent.host_server import Pacing
+from agent.replay_memory import TableConfig
+from agent.server_process import ServerProcess
 from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
 from bmv2.netns import (
     Namespace,
@@ -21,7 +26,7 @@ from bmv2.netns import (
     link_loss,
     tx_checksum_off,
 )
-from controller.config import Config
+from controller.config import Config, ReplayTable
 from controller.deploy import DeployReport, deploy
 from controller.p4runtime_session import P4RuntimeSession
 
@@ -85,6 +90,22 @@ class BedLifecycle:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def host_table_config(table: ReplayTable) -> TableConfig:
+    """A config table as the host replay server and an in-process ReplayService serve it."""
+    return TableConfig(capacity=table.capacity, min_size=table.min_size,
+                       max_batch=table.max_batch, default_mode=table.mode_code)
+
+
+def start_host_server(bed: Bed, host: str, table: int, allow: list[str], log_path: Path, *,
+                      seed: int = 1, pacing: Pacing | None = None) -> ServerProcess:
+    """The host replay server started in `host`'s namespace, serving `table` as the
+    bed's config sets it to the sources `allow` names (ServerProcess's --allow specs)."""
+    cfg = bed.config
+    return ServerProcess(cfg.host(host).ip, [table], host_table_config(cfg.table(table)), allow,
+                         log_path, seed=seed, prefix=tuple(bed.exec_prefix(host)),
+                         pacing=pacing or Pacing()).start()
 
 
 def _tag() -> str:

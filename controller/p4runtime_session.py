@@ -186,12 +186,16 @@ class P4RuntimeSession:
                 self._arbitration.put(self._stream_error)
 
     def close(self) -> None:
-        """Close the stream and the channel (the switch keeps its pipeline)."""
+        """Close the stream, then the channel (the switch keeps its pipeline). The
+        stream is ended from our side and its end awaited before the channel goes,
+        so that the switch has let go of our election id when close() returns: a
+        session opened right after, with the same id, is not refused (a cancelled
+        stream is dropped by the switch some time later)."""
         self._requests.put(None)
-        if self._channel is not None:
-            self._channel.close()
         if self._stream_thread is not None:
             self._stream_thread.join(timeout=2)
+        if self._channel is not None:
+            self._channel.close()
 
     def __enter__(self) -> P4RuntimeSession:
         return self.connect()

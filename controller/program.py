@@ -11,6 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.cli_args import REPO
 from agent.protocol import mode_name
 from controller.config import Config, ReplayTable
 from controller.p4info import P4InfoIndex, decode_value
@@ -20,7 +21,6 @@ from controller.replication import sample_bases
 
 # --- the compiled program (bmv2.artifacts builds and checks it) ----------------------------
 
-REPO = Path(__file__).resolve().parent.parent
 BUILD = REPO / "p4src" / "build"
 
 

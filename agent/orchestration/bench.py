@@ -29,6 +29,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent.cli_args import REPO, RUNS
 from agent.host_server import Pacing
 from agent.orchestration.benchmarks import bed as bedmod
 from agent.orchestration.benchmarks.forwarding import forwarding_figures
@@ -64,7 +65,6 @@ from bmv2.launch import find_bmv2, resolve_kind
 from bmv2.netns import have_netns
 from controller.config import DEFAULT_CONFIG
 
-REPO = Path(__file__).resolve().parents[2]
 NO_SWITCH = "none"
 AUTO = "auto"
 
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
 
 def default_out(started: datetime) -> Path:
     """Where a run writes without --out: runs/bench-<UTC time>/, not the committed docs."""
-    return REPO / "runs" / f"bench-{started:%Y%m%d-%H%M%S}"
+    return RUNS / f"bench-{started:%Y%m%d-%H%M%S}"
 
 
 def _settings(args: argparse.Namespace) -> dict:

@@ -46,23 +46,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.cli_args import ArgumentParser, doc_parts
+from agent.cli_args import REPO, RUNS, ArgumentParser, doc_parts
 from agent.host_server import Pacing, allow_spec
 from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.protocol import REPLAY_UDP_PORT
-from agent.replay_memory import TableConfig
 from agent.server_process import ServerProcess
 from agent.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.netns import LossError, have_netns
-from bmv2.testbed import Bed, Testbed
+from bmv2.testbed import Bed, Testbed, start_host_server
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, Config, ConfigError
 from controller.inband import InbandChannel
 from controller.stats import read_stats
 
-REPO = Path(__file__).resolve().parents[2]
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
 MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
@@ -117,13 +115,9 @@ def host_server(bed: Bed, table: int, run_dir: Path, seed: int,
     """The baseline server in the replay_server namespace, with the switch's ACL."""
     cfg = bed.config
     host = next(h for h in cfg.hosts if h.role == "replay_server")
-    t = cfg.table(table)
     allow = [allow_spec(cfg.host(a.host).ip, a.ops) for a in cfg.acl if a.table == table]
-    config = TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
-                         default_mode=t.mode_code)
-    return ServerProcess(host.ip, [table], config, allow, run_dir / "logs" / "host-server.log",
-                         seed=seed, prefix=tuple(bed.exec_prefix(host.name)),
-                         pacing=pacing or Pacing()).start()
+    return start_host_server(bed, host.name, table, allow, run_dir / "logs" / "host-server.log",
+                             seed=seed, pacing=pacing)
 
 
 def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | None,
@@ -212,7 +206,7 @@ def name_run_dir(args: argparse.Namespace, kind: str | None) -> Path:
     """args.run_dir, by default runs/<backend>[-<switch>]-s<seed>-<time> (the switch resolved)."""
     if args.run_dir is None:
         parts = [args.backend, *([kind] if kind else []), f"s{args.seed}", str(int(time.time()))]
-        args.run_dir = REPO / "runs" / "-".join(parts)
+        args.run_dir = RUNS / "-".join(parts)
     return args.run_dir
 
 

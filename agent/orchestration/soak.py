@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import protocol
+from agent.cli_args import RUNS
 from agent.namespace import enter
 from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
@@ -68,7 +69,6 @@ from controller.config import DEFAULT_CONFIG, AclRule, Config, Host, ReplayTable
 from controller.inband import InbandChannel
 from controller.stats import OTHER_TABLE, read_guard_drops, read_stats
 
-REPO = Path(__file__).resolve().parents[2]
 SOAK_TABLE, WITNESS_TABLE = 0, 1
 MAGIC = 0x50345253                     # "P4RS": a soak payload
 PRIORITY_STEP = 1 << 10                # priorities k/64 in Q16.16
@@ -589,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
             else [resolve_kind(args.switch)]
         results = []
         for kind in kinds:
-            run_dir = REPO / "runs" / f"soak-{kind}-{int(time.time())}"
+            run_dir = RUNS / f"soak-{kind}-{int(time.time())}"
             results.append(soak_switch(kind, args.seconds / len(kinds), args.fuzz,
                                        args.actors, args.config, run_dir / "logs",
                                        forged=args.forged))
@@ -597,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     except (cfgmod.ConfigError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    path = args.json or REPO / "runs" / f"soak-{int(time.time())}.json"
+    path = args.json or RUNS / f"soak-{int(time.time())}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([r.__dict__ for r in results], indent=1))
     say(f"report: {path}")

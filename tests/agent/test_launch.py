@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli_args import REPO
 from agent.hparams import Hyperparams
 from agent.orchestration.launch import (
     DEFAULT_CONFIG,
@@ -27,11 +28,12 @@ from agent.orchestration.launch import (
 )
 from agent.orchestration.mininet_topo import load_mininet
 from bmv2.launch import find_bmv2, resolve_kind
-from bmv2.netns import have_netns, ip
+from bmv2.netns import ip
 from bmv2.testbed import MININET_SWITCH
 from controller import config as cfgmod
+from tests import needs
+from tests.background import BackgroundRun
 
-REPO = Path(__file__).resolve().parents[2]
 SHORT = ["--max-env-steps", "2500", "--max-seconds", "60",
          "--set", "learning_starts=300", "--set", "eval_every=100000",
          "--set", "eval_episodes=2", "--set", "log_every=50"]
@@ -161,14 +163,6 @@ def _run_processes(run_dir: Path) -> list[int]:
     return [p for p in [pids["trainer"], *pids["actors"]] if Path(f"/proc/{p}").exists()]
 
 
-def _needs(kind: str) -> None:
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
-    if kind == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
-
-
 def _summary(stdout: str) -> dict[str, str]:
     lines = [ln for ln in stdout.splitlines() if ln.startswith("SUMMARY ")]
     assert lines, stdout[-2000:]
@@ -181,7 +175,7 @@ def _summary(stdout: str) -> dict[str, str]:
 def test_short_run_through_the_switch(kind: str, tmp_path: Path) -> None:
     """Experiences inserted, batches sampled, priorities updated, weights
     broadcast to every actor through the switch, finite loss, clean teardown."""
-    _needs(kind)
+    needs.testbed(kind)
     before = set(_our_namespaces())
     run_dir = tmp_path / "run"
     proc = _launch("--backend", "switch", "--switch", kind, "--actors", "2",
@@ -215,7 +209,7 @@ def test_short_run_through_the_switch(kind: str, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_short_run_through_the_host_replay_server(tmp_path: Path) -> None:
     """The baseline: the host server in its namespace, reached through the switch."""
-    _needs("python")
+    needs.testbed("python")
     run_dir = tmp_path / "run"
     proc = _launch("--backend", "host", "--switch", "python", "--actors", "1",
                    "--run-dir", str(run_dir), *SHORT)
@@ -233,12 +227,13 @@ def test_short_run_through_the_host_replay_server(tmp_path: Path) -> None:
 @pytest.mark.netns
 @pytest.mark.slow
 def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
-    _needs("python")
+    needs.testbed("python")
     before = set(_our_namespaces())
     run_dir = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "agent.orchestration.launch",
-                             "--switch", "python",
-                             "--actors", "2", "--run-dir", str(run_dir)], cwd=REPO,
+                             "--switch", "python", "--actors", "2",
+                             "--set", "learning_starts=300", "--set", "log_every=50",
+                             "--run-dir", str(run_dir)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
@@ -257,7 +252,7 @@ def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
 # --- the same roles as a Mininet topology (make mininet) --------------------------------
 
 def _needs_mininet() -> None:
-    _needs("python")
+    needs.testbed("python")
     try:
         load_mininet()
     except LaunchError as exc:
@@ -328,17 +323,9 @@ def test_fault_options_are_checked(args: list[str], message: str, tmp_path: Path
     assert proc.stderr.strip().count("\n") == 0
 
 
-@pytest.mark.netns
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["python", "bmv2"])
-def test_switch_crash_mid_run_is_recovered_and_training_solves(kind: str,
-                                                               tmp_path: Path) -> None:
-    """The switch is killed 30 s into training and restarted; the newest periodic
-    snapshot is restored and CartPole-v1 is still solved."""
-    _needs(kind)
-    run_dir = tmp_path / "run"
-    proc = _launch("--switch", kind, "--actors", "2", "--restart-switch-at", "30",
-                   "--snapshot-every", "5", "--run-dir", str(run_dir), *SOLVE, timeout=1000)
+def _assert_switch_recovered(proc: subprocess.CompletedProcess, run_dir: Path) -> None:
+    """The switch was killed, restarted, redeployed and restored from the newest
+    periodic snapshot; the Learner waited it out and the run solved CartPole-v1."""
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     assert "[faults] switch restarted, redeployed and restored" in proc.stdout
@@ -354,17 +341,43 @@ def test_switch_crash_mid_run_is_recovered_and_training_solves(kind: str,
     assert not _run_processes(run_dir)
 
 
+def _switch_crash(kind: str) -> list[str]:
+    return ["--switch", kind, "--actors", "2", "--restart-switch-at", "30",
+            "--snapshot-every", "5", *SOLVE]
+
+
 @pytest.mark.netns
 @pytest.mark.slow
-def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
-        tmp_path: Path) -> None:
-    """5 % loss each way on every link; actor 0 killed; the learner killed once it
-    has a checkpoint and resumed from it: CartPole-v1 is still solved."""
-    _needs("python")
+@pytest.mark.background(_switch_crash("python"))
+def test_switch_crash_mid_run_is_recovered_and_training_solves(
+        background_run: BackgroundRun) -> None:
+    """The switch is killed 30 s into training and restarted; the newest periodic
+    snapshot is restored and CartPole-v1 is still solved (run in the background
+    while the light tests run)."""
+    _assert_switch_recovered(background_run.finish(), background_run.run_dir)
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.bmv2
+def test_switch_crash_mid_run_is_recovered_and_training_solves_on_bmv2(tmp_path: Path) -> None:
+    """The same on bmv2."""
+    needs.testbed("bmv2")
     run_dir = tmp_path / "run"
-    proc = _launch("--switch", "python", "--actors", "3", "--loss", "5",
-                   "--kill-actor-at", "5", "--kill-learner-at", "20",
-                   "--run-dir", str(run_dir), *SOLVE, timeout=1000)
+    proc = _launch(*_switch_crash("bmv2"), "--run-dir", str(run_dir), timeout=1000)
+    _assert_switch_recovered(proc, run_dir)
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.background(["--switch", "python", "--actors", "3", "--loss", "5",
+                         "--kill-actor-at", "5", "--kill-learner-at", "20", *SOLVE])
+def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
+        background_run: BackgroundRun) -> None:
+    """5 % loss each way on every link; actor 0 killed; the learner killed once it
+    has a checkpoint and resumed from it: CartPole-v1 is still solved (run in the
+    background while the light tests run)."""
+    proc, run_dir = background_run.finish(), background_run.run_dir
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     assert "% of the frames dropped each way on every link" in proc.stdout

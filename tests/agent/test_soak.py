@@ -21,8 +21,7 @@ from agent.orchestration.soak import (
     signer,
     soak_switch,
 )
-from bmv2.launch import find_bmv2
-from bmv2.netns import have_netns
+from tests import needs
 
 KEY = b"k" * 32
 
@@ -100,11 +99,7 @@ def test_short_soak(kind: str, tmp_path) -> None:
     """Full-rate load, fuzz and forged sources for a few seconds: no errors, the
     intruder served nothing, in its own name or others', every stored slot
     accounted for, the switch's memory flat."""
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
-    if kind == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.testbed(kind)
     r = soak_switch(kind, seconds=8, fuzz=1500, actors=2, config=DEFAULT_CONFIG,
                     log_dir=tmp_path / "logs", forged=300)
     assert r.error_count == 0, r.errors

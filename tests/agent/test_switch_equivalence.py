@@ -6,7 +6,6 @@ reply is checked against the (identical) table state instead of field by field."
 from __future__ import annotations
 
 import ipaddress
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,13 +29,14 @@ from agent.replay_memory import (
     ReplayService,
     TableConfig,
 )
+from controller.program import DEFAULT
 from controller.replication import sample_groups
 
 pyswitch = pytest.importorskip("bmv2.pyswitch")
 scapy_inet = pytest.importorskip("scapy.layers.inet")
 scapy_l2 = pytest.importorskip("scapy.layers.l2")
 
-PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "build" / "replay.json"
+PROGRAM = DEFAULT.bmv2_json
 VIP, HOST, ACTOR, OUTSIDER = "198.18.0.100", "198.18.0.1", "198.18.0.2", "198.18.0.9"
 CPU_PORT, HOST_PORT = 255, 1
 MAC = 0x020000000001  # every request's source MAC

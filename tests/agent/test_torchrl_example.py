@@ -11,17 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli_args import REPO
 from agent.orchestration.launch import DEFAULT_CONFIG
 from agent.protocol import REPLAY_UDP_PORT
-from bmv2.launch import find_bmv2
-from bmv2.netns import have_netns
 from bmv2.testbed import Testbed
 from controller import config as cfgmod
 from controller.config import AclRule
 from controller.inband import InbandChannel
 from controller.stats import read_stats
+from tests import needs
 
-REPO = Path(__file__).resolve().parents[2]
 FRAMES = 1200
 
 
@@ -29,11 +28,7 @@ FRAMES = 1200
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["python", pytest.param("bmv2", marks=pytest.mark.bmv2)])
 def test_example_trains_through_the_switch(kind: str, tmp_path: Path) -> None:
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
-    if kind == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.testbed(kind)
     base = cfgmod.load(DEFAULT_CONFIG)
     cfg = replace(base, hosts=(base.host("learner"),), broadcast=None,
                   tables=tuple(replace(t, min_size=100) for t in base.tables),

@@ -20,7 +20,7 @@ from agent.orchestration.benchmarks.training import (
     parse_summary,
     read_curve,
 )
-from bmv2.netns import have_netns
+from tests import needs
 
 TINY = ["--rounds", "1", "--inserts", "3", "--insert-rate", "8", "--sample-reps", "2",
         "--updates", "8", "--batch-sizes", "1,4", "--forward-packets", "50",
@@ -87,9 +87,7 @@ def test_inprocess_only(tmp_path: Path) -> None:
 
 @pytest.mark.netns
 def test_python_switch_testbed(tmp_path: Path) -> None:
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
+    needs.netns()
     results = run(tmp_path, "--switch", "python")
     check_common(tmp_path, results)
     tb = results["testbeds"]["python"]

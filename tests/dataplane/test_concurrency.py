@@ -20,11 +20,11 @@ from scapy.packet import Raw
 
 from agent import protocol
 from agent.protocol import NUM_SLOTS, SLOT_BITS, Message, Mode
-from bmv2.launch import bmv2_cli, find_bmv2
-from bmv2.netns import have_netns
+from bmv2.launch import bmv2_cli
 from bmv2.toolchain import find_tool
 from controller import config
 from controller.snapshot import read_slots, read_state
+from tests import needs
 from tests.dataplane.packets import PacketTestbed
 
 pytestmark = [pytest.mark.netns, pytest.mark.bmv2, pytest.mark.slow]
@@ -46,11 +46,7 @@ def experience(actor: int, seq: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory: pytest.TempPathFactory):
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
-    if find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.testbed("bmv2")
     if find_tool(("simple_switch_CLI",), "SIMPLE_SWITCH_CLI") is None:
         pytest.skip("simple_switch_CLI is not installed: the tree's inner levels are read "
                     "through bmv2's Thrift runtime")

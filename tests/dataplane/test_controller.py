@@ -11,11 +11,12 @@ import yaml
 
 from agent import protocol
 from agent.protocol import Mode, Op, Status
-from bmv2.launch import SwitchProcess, find_bmv2
+from bmv2.launch import SwitchProcess
 from controller import cli, snapshot
 from controller.deploy import deploy
 from controller.p4runtime_session import NotPrimary, P4RuntimeSession
 from controller.stats import read_stats
+from tests import needs
 from tests.dataplane.conftest import CONFIG
 from tests.dataplane.packets import PacketTestbed
 
@@ -210,8 +211,7 @@ def test_replayctl_on_a_switch_without_pipeline(kind: str, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture) -> None:
     """A switch just started (no pipeline pushed): commands that need the pipeline
     exit 4 with a one-line hint; deploy pushes it and then they work."""
-    if kind == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.switch(kind)
     doc = yaml.safe_load(CONFIG.read_text())
     with SwitchProcess(kind, {}, log_path=tmp_path / "switch.log") as switch:
         doc["switch"] = {"address": switch.grpc_addr}

@@ -17,14 +17,15 @@ import pytest
 import yaml
 
 from agent import protocol
+from agent.cli_args import REPO
 from agent.orchestration.timing import full_table
-from bmv2.launch import SwitchProcess, find_bmv2
+from bmv2.launch import SwitchProcess
 from controller import cli, snapshot, udp_frame
 from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
+from tests import needs
 from tests.dataplane.conftest import CONFIG
 
-REPO = Path(__file__).resolve().parents[2]
 PROMPT = re.compile(r"^.*(>>> |\.\.\.: )")  # IPython's prompts before a printed line
 LATER = "200"  # replayctl's election id after a shell session (the shell used 100)
 
@@ -107,8 +108,7 @@ def replayctl(capsys: pytest.CaptureFixture, cfg: Path, *args: str) -> str:
 @pytest.fixture(params=["python", pytest.param("bmv2", marks=pytest.mark.bmv2)])
 def switch_config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     """The dataplane tests' config, pointing at a freshly started switch with no pipeline."""
-    if request.param == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.switch(request.param)
     with SwitchProcess(request.param, {}, log_path=tmp_path / "switch.log") as switch:
         doc = yaml.safe_load(CONFIG.read_text())
         doc["switch"] = {"address": switch.grpc_addr}

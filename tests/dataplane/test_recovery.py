@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from agent import protocol
+from agent.cli_args import REPO
 from bmv2.testbed import connect_and_deploy
 from controller import cli, snapshot
 from controller.inband import InbandChannel
@@ -22,7 +23,6 @@ from tests.dataplane.conftest import CONFIG
 from tests.dataplane.packets import PacketTestbed
 
 pytestmark = pytest.mark.netns
-REPO = Path(__file__).resolve().parents[2]
 
 
 def payload(i: int) -> bytes:

@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agent.cli_args import REPO
 from bmv2.launch import SwitchProcess
 from controller import cli
 from tests.dataplane.conftest import CONFIG
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bmv2.launch import find_bmv2, free_tcp_port
-from bmv2.netns import NETNS_DIR, have_netns, ip
+from agent.cli_args import REPO
+from bmv2.launch import free_tcp_port
+from bmv2.netns import NETNS_DIR, ip
 from bmv2.standalone import DEFAULT_CONFIG
 from controller import cli
+from tests import needs
 
 pytestmark = [pytest.mark.netns, pytest.mark.slow]
-REPO = Path(__file__).resolve().parents[2]
 READY = "Ctrl-C tears it down."
 
 
@@ -41,11 +42,7 @@ def _py(*args: str, ns: str | None = None) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("kind", ["python", "bmv2"])
 def test_replayctl_walkthrough_from_the_readme(kind: str, tmp_path: Path) -> None:
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
-    if kind == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.testbed(kind)
     if (NETNS_DIR / "p4r-learner").exists():
         pytest.skip("a standalone testbed (p4r-*) is already up on this machine")
     cfg = _config(tmp_path)

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli_args import REPO
 from bmv2.launch import SwitchProcess, free_tcp_port
 from bmv2.pyswitch.cli import UsageError, parse_args
 from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
 from tests.p4runtime.p4rt_client import TEST_JSON, Client
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_simple_switch_grpc_layout() -> None:

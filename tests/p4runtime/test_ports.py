@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bmv2.netns import Namespace, VethPair, have_netns, inside, raw_socket
+from bmv2.netns import Namespace, VethPair, inside, raw_socket
 from bmv2.pyswitch.ports import PortError, PortSet, parse_port_spec
+from tests import needs
 
 TAG = f"p4rt{os.getpid() % 10000}"
 
@@ -18,9 +19,7 @@ TAG = f"p4rt{os.getpid() % 10000}"
 @pytest.fixture
 def wires() -> Iterator[dict[str, str]]:
     """Namespace sw with s1, s2 wired to h1-eth0 in ns h1 and h2-eth0 in ns h2."""
-    ok, why = have_netns()
-    if not ok:
-        pytest.skip(why)
+    needs.netns()
     spaces = {n: Namespace(f"{TAG}{n}").create() for n in ("sw", "h1", "h2")}
     pairs = [VethPair(f"{TAG}s{i}", f"{TAG}h{i}", spaces["sw"].name, spaces[f"h{i}"].name)
              for i in (1, 2)]

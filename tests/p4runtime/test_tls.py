@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bmv2.launch import ServerTls, SwitchProcess, find_bmv2
+from agent.cli_args import REPO
+from bmv2.launch import ServerTls, SwitchProcess
 from controller import cli
 from controller import config as cfgmod
+from tests import needs
+from tests.dataplane.conftest import CONFIG
 
-REPO = Path(__file__).resolve().parents[2]
-CONFIG = REPO / "tests" / "dataplane" / "testbed.yaml"
 SERVER_NAME = "p4switch.test"
 
 
@@ -56,8 +57,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _switch(kind: str, pki: Path, tmp: Path, client_auth: bool) -> Iterator[SwitchProcess]:
-    if kind == "bmv2" and find_bmv2() is None:
-        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+    needs.switch(kind)
     tls = ServerTls(pki / "switch.pem", pki / "switch.key", pki / "ca.pem", client_auth)
     with SwitchProcess(kind, {}, log_path=tmp / f"switch-{kind}.log", tls=tls) as switch:
         yield switch

@@ -12,17 +12,17 @@ from __future__ import annotations
 import argparse
 import struct
 import time
-from pathlib import Path
 
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from bmv2.pyswitch import Exact, Lpm, Switch
+from controller.program import DEFAULT
 from controller.replication import sample_groups
 
 from .util import program_json
 
-REPLAY_JSON = Path(__file__).parents[2] / "p4src" / "build" / "replay.json"
+REPLAY_JSON = DEFAULT.bmv2_json
 REPLAY_HEADER = struct.Struct("!8B5IQ")
 
 

@@ -32,9 +32,10 @@ from scapy.layers.l2 import Ether
 
 from agent import protocol
 from bmv2.pyswitch import Lpm, Switch
+from controller.program import DEFAULT
 from controller.replication import sample_groups
 
-REPLAY_JSON = Path(__file__).parents[2] / "p4src" / "build" / "replay.json"
+REPLAY_JSON = DEFAULT.bmv2_json
 P = "ReplayIngress."
 ACTOR, VIP, SERVER = "198.18.0.1", "198.18.0.100", "198.18.0.2"
 N_EXPERIENCES = 4096

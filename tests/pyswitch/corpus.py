@@ -26,10 +26,11 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
 from bmv2.pyswitch import Exact, Lpm, Match, Optional_, Range, Switch, Ternary
+from controller.program import DEFAULT
 
 from .util import PROGRAMS
 
-REPLAY_JSON = Path(__file__).parents[2] / "p4src" / "build" / "replay.json"
+REPLAY_JSON = DEFAULT.bmv2_json
 
 
 @dataclass

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from bmv2.pyswitch import Switch
+from controller.program import DEFAULT
 
 from .util import PROGRAM_NAMES, PROGRAMS
 
-REPLAY_JSON = Path(__file__).parents[2] / "p4src" / "build" / "replay.json"
+REPLAY_JSON = DEFAULT.bmv2_json
 ALL = (*PROGRAM_NAMES, "unsupported_meter", "unsupported_selector")
 
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
 from bmv2.pyswitch import Exact, Lpm, Switch
+from controller.program import DEFAULT
 
 from .util import PROGRAM_NAMES, program_json
 
-REPLAY_JSON = Path(__file__).parents[2] / "p4src" / "build" / "replay.json"
+REPLAY_JSON = DEFAULT.bmv2_json
 
 
 def samples() -> list[bytes]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bmv2.testbed import host_table_config
 from controller import config
 from controller.config import ConfigError
 
@@ -89,3 +90,10 @@ def test_missing_sections_and_files_are_clear(tmp_path: Path) -> None:
         config.load(tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="not valid YAML"):
         config.parse("hosts: [\n")
+
+
+def test_the_host_server_serves_a_table_as_the_config_sets_it() -> None:
+    t = config.parse(GOOD.replace("mode: uniform", "mode: prioritized")).table(0)
+    c = host_table_config(t)
+    assert (c.capacity, c.min_size, c.max_batch, c.default_mode) == (1024, 32, 64, t.mode_code)
+    assert c.enabled and t.mode_code != 1

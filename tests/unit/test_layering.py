@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from agent.cli_args import REPO
+
 PACKAGES = ("agent", "controller", "bmv2")
 
 CONTRACT = {"agent.protocol", "agent.cli_args"}

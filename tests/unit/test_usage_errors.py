@@ -7,13 +7,10 @@ import argparse
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from agent.cli_args import doc_parts, host_port, int_range, join_host_port, positive_float
-
-REPO = Path(__file__).resolve().parents[2]
+from agent.cli_args import REPO, doc_parts, host_port, int_range, join_host_port, positive_float
 
 
 def run(module: str, *args: str) -> subprocess.CompletedProcess:

@@ -15,10 +15,10 @@ from pathlib import Path
 from agent.host_server import Pacing
 from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_client import ReplayClient, RetryPolicy, make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService, TableConfig
+from agent.replay_memory import ALLOW_ALL, ReplayService
 from agent.server_process import ServerProcess
 from bmv2.netns import inside
-from bmv2.testbed import BedLifecycle, Testbed
+from bmv2.testbed import BedLifecycle, Testbed, host_table_config, start_host_server
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, AclRule, Config
 
@@ -38,13 +38,6 @@ def bench_config(base: Config) -> Config:
     return replace(base, tables=tables, acl=acl)
 
 
-def table_config(cfg: Config) -> TableConfig:
-    """The benchmark table's switch config, for the host server and in-process service."""
-    t = cfg.table(TABLE)
-    return TableConfig(capacity=t.capacity, min_size=t.min_size, max_batch=t.max_batch,
-                       default_mode=t.mode_code)
-
-
 def _options() -> dict[str, object]:
     return {"table": TABLE, "ack_inserts": True, "ack_updates": True, "policy": POLICY,
             "window": CLIENT_WINDOW}
@@ -53,7 +46,7 @@ def _options() -> dict[str, object]:
 def inprocess_client(cfg: Config, seed: int = 1) -> ReplayClient:
     """A client of a fresh in-process ReplayService configured like the switch table."""
     service = ReplayService(seed=seed)
-    service.configure(TABLE, table_config(cfg))
+    service.configure(TABLE, host_table_config(cfg.table(TABLE)))
     service.allow("127.0.0.1", TABLE, ALLOW_ALL)
     return make_client("inprocess", service=service, **_options())
 
@@ -77,10 +70,9 @@ class NetworkBed(BedLifecycle):
         self._start_server()
 
     def _start_server(self) -> None:
-        self.server = ServerProcess(
-            self.cfg.host(SERVER_HOST).ip, [TABLE], table_config(self.cfg),
-            [self.cfg.host(CLIENT_HOST).ip], self.log_dir / f"host-server-{self.kind}.log",
-            prefix=tuple(self.testbed.exec_prefix(SERVER_HOST)), pacing=self.pacing).start()
+        self.server = start_host_server(
+            self.testbed, SERVER_HOST, TABLE, [self.cfg.host(CLIENT_HOST).ip],
+            self.log_dir / f"host-server-{self.kind}.log", pacing=self.pacing)
 
     def set_pacing(self, pacing: Pacing) -> None:
         """Restart the host server with `pacing` if it runs with another (its table

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from agent.cli_args import REPO
 from agent.host_server import Pacing
 from agent.orchestration.benchmarks.harness import Budget, progress
 
 LAUNCH_MODULE = "agent.orchestration.launch"
-REPO = Path(__file__).resolve().parents[3]
 GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
 STOP_SECONDS = 60.0  # for a stopped launcher to tear its testbed down
 

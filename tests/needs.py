@@ -1,0 +1,28 @@
+"""What a test needs of this machine: each check skips the test, with the reason,
+where it is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from bmv2.launch import find_bmv2
+from bmv2.netns import have_netns
+
+
+def netns() -> None:
+    """Skip unless network namespaces can be made here (root, iproute2)."""
+    ok, why = have_netns()
+    if not ok:
+        pytest.skip(why)
+
+
+def switch(kind: str) -> None:
+    """Skip a test of a `kind` switch ('python' or 'bmv2') that cannot start here."""
+    if kind == "bmv2" and find_bmv2() is None:
+        pytest.skip("simple_switch_grpc is not installed (see README, 'Installing p4c and bmv2')")
+
+
+def testbed(kind: str) -> None:
+    """Skip unless a namespace testbed around a `kind` switch can run here."""
+    netns()
+    switch(kind)
