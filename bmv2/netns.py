@@ -92,13 +92,20 @@ class VethPair:
     ns_b: str | None = None
 
     def create(self, mtu: int = 1500) -> VethPair:
+        """Add the pair and set both ends up; a failure deletes what was added."""
         ip("link", "add", self.a, "type", "veth", "peer", "name", self.b)
-        for name, ns in ((self.a, self.ns_a), (self.b, self.ns_b)):
-            if ns:
-                ip("link", "set", name, "netns", ns)
-            sysctl(f"net.ipv6.conf.{name}.disable_ipv6", "1", ns)
-            ip("link", "set", name, "mtu", str(mtu), ns=ns)
-            ip("link", "set", name, "up", ns=ns)
+        placed: dict[str, str | None] = {self.a: None, self.b: None}
+        try:
+            for name, ns in ((self.a, self.ns_a), (self.b, self.ns_b)):
+                if ns:
+                    ip("link", "set", name, "netns", ns)
+                    placed[name] = ns
+                sysctl(f"net.ipv6.conf.{name}.disable_ipv6", "1", ns)
+                ip("link", "set", name, "mtu", str(mtu), ns=ns)
+                ip("link", "set", name, "up", ns=ns)
+        except BaseException:
+            ip("link", "delete", self.a, ns=placed[self.a], check=False)
+            raise
         return self
 
     def delete(self) -> None:
@@ -132,6 +139,21 @@ def tx_checksum_off(ns: str, iface: str) -> None:
         fcntl.ioctl(sock, SIOCETHTOOL, ifreq)
     finally:
         sock.close()
+
+
+def link_names() -> set[str]:
+    """The names of the links in this namespace (a veth's "@peer" left off)."""
+    return {line.split()[0].split("@")[0]
+            for line in ip("-br", "link", check=False).splitlines() if line.strip()}
+
+
+def delete_links(names: list[str]) -> None:
+    """Delete the links of these names in this namespace that exist (leftovers of a
+    bring-up that was killed between adding a veth pair and moving its end away)."""
+    present = link_names()
+    for name in names:
+        if name in present:
+            ip("link", "delete", name, check=False)
 
 
 def cleanup_prefix(prefix: str) -> None:

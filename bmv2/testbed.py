@@ -22,6 +22,7 @@ from bmv2.netns import (
     VethPair,
     cleanup_prefix,
     configure_host,
+    delete_links,
     ip,
     link_loss,
     tx_checksum_off,
@@ -162,6 +163,7 @@ class Testbed(BedLifecycle):
             self.session, self.deploy_report = connect_and_deploy(self.config)
 
     def _create_hosts(self) -> None:
+        delete_links(self._link_names())   # a crashed bed of the same tag
         for h in self.config.hosts:
             ns = Namespace(self.ns_name(h.name)).create()
             self.namespaces[h.name] = ns
@@ -174,6 +176,11 @@ class Testbed(BedLifecycle):
             else:
                 ip("link", "set", self.host_iface(h.name), "address", h.mac, ns=ns.name)
                 ip("link", "set", self.host_iface(h.name), "up", ns=ns.name)
+
+    def _link_names(self) -> list[str]:
+        """Both ends' names of every host link, as they are in this namespace."""
+        return [name for h in self.config.hosts
+                for name in (self.switch_iface(h.port), self.host_iface(h.name))]
 
     def exec_prefix(self, host: str) -> list[str]:
         return self.namespaces[host].exec_prefix()
@@ -211,6 +218,7 @@ class Testbed(BedLifecycle):
             ns.delete()
         self.namespaces.clear()
         cleanup_prefix(f"{PREFIX}{self.tag}-")
+        delete_links(self._link_names())
 
 
 def connect_and_deploy(config: Config) -> tuple[P4RuntimeSession, DeployReport]:

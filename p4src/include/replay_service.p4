@@ -26,11 +26,10 @@
  *                 overshot or that landed on a slot another thread is still
  *                 writing, the next RESET round); a SAMPLE reply still on
  *                 such a slot after EMPTY_SLOT_REDRAWS says NOT_READY
- *   stats         replay_requests[table, op, status] once per request,
+ *   ReplayStats   replay_requests[table, op, status] once per request,
  *                 replay_sampled[table] per experience a SAMPLE returns,
  *                 replay_not_ready[table] per SAMPLE reply answered NOT_READY
- *                 (kept in ReplayService itself, so that the counters'
- *                 P4Info names stay ReplayEgress.replay.<name>)
+ *                 (names pinned to ReplayEgress.replay.<name>)
  *
  * Shared by both architectures. The state stages are each architecture's own
  * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
@@ -146,6 +145,40 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
     }
 }
 
+/* The request counters, read by controller/stats.py: replay_requests once
+ * per request, replay_sampled per experience a SAMPLE returns,
+ * replay_not_ready per SAMPLE reply still on an unwritten slot. Their names
+ * are pinned (@name) to where the controller has always found them. */
+control ReplayStats(in headers_t hdr, in metadata_t meta,
+                    in bool counted, in bool answer, in bool unwritten) {
+    @name(".ReplayEgress.replay.replay_requests") STATS_COUNTER(replay_requests, STATS_SIZE);
+    @name(".ReplayEgress.replay.replay_sampled") STATS_COUNTER(replay_sampled, NUM_TABLES);
+    @name(".ReplayEgress.replay.replay_not_ready") STATS_COUNTER(replay_not_ready, NUM_TABLES);
+
+    apply {
+        bit<8> op = hdr.replay.op;
+        if (counted) {
+            bit<32> bucket = NUM_TABLES;
+            if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
+                && meta.status != STATUS_UNKNOWN_TABLE) {
+                bucket = meta.table_index;
+            }
+            bit<32> op_bucket = 0;
+            if (op <= OP_LAST) {
+                op_bucket = (bit<32>)op;
+            }
+            COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
+        }
+        if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
+            if (unwritten) {
+                replay_not_ready.count(meta.table_index);
+            } else {
+                replay_sampled.count(meta.table_index);
+            }
+        }
+    }
+}
+
 control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     RingState() ring;
     UniformDraw() uniform;
@@ -157,9 +190,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     ReplayPlan() plan;
     ReplayVerdict() verdict;
 
-    STATS_COUNTER(replay_requests, STATS_SIZE);
-    STATS_COUNTER(replay_sampled, NUM_TABLES);
-    STATS_COUNTER(replay_not_ready, NUM_TABLES);
+    ReplayStats() stats;
 
     apply {
         bit<8> op = hdr.replay.op;
@@ -223,25 +254,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             verdict.apply(hdr, meta, round_done, reset_done, answer, again, counted);
 
             /* ---- stats ----------------------------------------------------------- */
-            if (counted) {
-                bit<32> bucket = NUM_TABLES;
-                if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
-                    && meta.status != STATUS_UNKNOWN_TABLE) {
-                    bucket = meta.table_index;
-                }
-                bit<32> op_bucket = 0;
-                if (op <= OP_LAST) {
-                    op_bucket = (bit<32>)op;
-                }
-                COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
-            }
-            if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
-                if (unwritten) {
-                    replay_not_ready.count(meta.table_index);
-                    meta.status = STATUS_NOT_READY;      /* after the request was counted OK */
-                } else {
-                    replay_sampled.count(meta.table_index);
-                }
+            stats.apply(hdr, meta, counted, answer, unwritten);
+            if (op == OP_SAMPLE && meta.status == STATUS_OK && answer && unwritten) {
+                meta.status = STATUS_NOT_READY;          /* after the request was counted OK */
             }
 
             if (answer) {
