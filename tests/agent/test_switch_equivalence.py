@@ -249,3 +249,23 @@ def test_reset_answers_like_the_compiled_program() -> None:
     assert not switch.register("store.slot_record_priority").any()
     assert not switch.pair("tree.tree_root").any()
 
+
+
+def test_prioritized_sample_reports_the_records_priority_mid_update() -> None:
+    """A walk that read the levels before an UPDATE's additions and the leaf after
+    (bmv2's egress threads interleave so) still reports the slot's stored priority.
+    The interleaving is staged by writing the leaf alone, as the UPDATE's first
+    stages would have, before a prioritized SAMPLE walks the tree."""
+    if not PROGRAM.exists():
+        pytest.skip("p4src/build/replay.json is not built")
+    switch = SwitchUnderTest()
+    acks = [switch.request(protocol.encode(protocol.insert(0, protocol.words_to_payload([i]),
+                                                           priority=p, ack=True)), HOST, False)[0]
+            for i, p in enumerate((4.0, 4.0))]
+    stored = {a.slot: (a.stamp, a.priority) for a in acks}
+    switch.sw.register_write(E + "tree.tree_leaf", acks[0].slot, protocol.priority_to_fixed(0.5))
+    replies = switch.request(protocol.encode(protocol.sample(0, 16, mode=Mode.PRIORITIZED)),
+                             HOST, False)
+    assert len(replies) == 16 and {r.slot for r in replies} >= {acks[1].slot}
+    for r in replies:
+        assert r.status == Status.OK and (r.stamp, r.priority) == stored[r.slot]
