@@ -1,8 +1,9 @@
 """The replay tables of p4src/replay.p4, in Python.
 
 `TableState` is one table's state (ring pointer, occupancy, insert sequence,
-running max priority, sum tree, slot stamps and payloads: table_state.p4,
-sum_tree.p4, slot_store.p4). `ReplayService` is the request pipeline of
+running max priority, sum tree, slot records of stamp, priority and payload:
+table_state.p4, sum_tree.p4, slot_store.p4). As on the switch, a reply's
+priority is the slot record's, not the sum tree's. `ReplayService` is the request pipeline of
 replay_admission.p4 and replay_service.p4 over NUM_TABLES tables: admission
 (statuses in the switch's precedence), per-table config, the ACL, the
 per-host INSERT limit (insert_limit.p4), the operation, the replies and the
@@ -84,6 +85,7 @@ class TableState:
         self.config: TableConfig | None = None
         self.tree = SumTree(num_slots)
         self.stamps = np.zeros(num_slots, dtype=np.int64)
+        self.priorities = np.zeros(num_slots, dtype=np.int64)   # slot_record_priority
         self.payloads = np.zeros((num_slots, PAYLOAD_BYTES), dtype=np.uint8)
         self.pointer = 0
         self.size = 0
@@ -107,6 +109,7 @@ class TableState:
         self.max_priority = max(self.max_priority, priority)
         total = self.tree.update(slot, priority)
         self.stamps[slot] = self.sequence
+        self.priorities[slot] = priority
         self.payloads[slot] = np.frombuffer(payload, dtype=np.uint8)
         return Inserted(slot, self.sequence, priority, self.size, total)
 
@@ -135,12 +138,14 @@ class TableState:
         if stored == 0 or stored != stamp:
             return None
         self.max_priority = max(self.max_priority, priority)
+        self.priorities[slot] = priority
         return self.tree.update(slot, priority)
 
     def write(self, slot: int, stamp: int, priority: int, payload: bytes) -> int:
         """Controller WRITE of one slot (restore); returns the new total."""
         total = self.tree.update(slot, priority)
         self.stamps[slot] = stamp
+        self.priorities[slot] = priority
         self.payloads[slot] = np.frombuffer(payload, dtype=np.uint8)
         return total
 
@@ -148,6 +153,7 @@ class TableState:
         """Clear every slot and the ring state."""
         self.tree.clear()
         self.stamps[:] = 0
+        self.priorities[:] = 0
         self.payloads[:] = 0
         self.pointer = self.size = self.sequence = self.max_priority = 0
 
@@ -287,7 +293,7 @@ class ReplayService:
             return ([self._reply(req, status, size=table.size, total=total)] if ack else []), status
         if op == Op.READ:
             return [self._reply(req, status, stamp=int(table.stamps[req.slot]),
-                                priority=int(table.tree.get(req.slot)[0]), size=table.size,
+                                priority=int(table.priorities[req.slot]), size=table.size,
                                 total=table.tree.total,
                                 payload=table.payloads[req.slot].tobytes())], status
         if op == Op.WRITE:
@@ -320,17 +326,17 @@ class ReplayService:
             slots = table.sample(req.count, mode, self.rng)
             if slots is None:
                 return [self._reply(req, Status.EMPTY, size=size)], Status.EMPTY
-            priorities = table.tree.get(slots)
             total = table.tree.total
-            return [self._sample_reply(req, table, k, int(s), int(p), total)
-                    for k, (s, p) in enumerate(zip(slots, priorities, strict=True))], Status.OK
+            return [self._sample_reply(req, table, k, int(s), total)
+                    for k, s in enumerate(slots)], Status.OK
         return [self._reply(req, status)], status
 
     def _sample_reply(self, req: Message, table: TableState, index: int, slot: int,
-                      priority: int, total: int) -> Message:
-        """Reply `index` of a SAMPLE: OK with the slot's experience, or NOT_READY (no
-        payload) for a slot that holds none."""
+                      total: int) -> Message:
+        """Reply `index` of a SAMPLE: OK with the slot's record (stamp, priority,
+        payload), or NOT_READY (no payload) for a slot that holds none."""
         stamp = int(table.stamps[slot])
+        priority = int(table.priorities[slot])
         if stamp == 0:
             self.not_ready[req.table] += 1
             return self._reply(req, Status.NOT_READY, index=index, slot=slot, stamp=0,

@@ -166,7 +166,6 @@ struct metadata_t {
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
     bit<64> r;               /* prioritized draw, walked down the tree */
-    bit<64> cur;             /* sum of the node the walk stands on */
     bit<32> node;            /* that node's index within its level */
 
     /* egress: scratch of one action. Metadata, not action locals, so that

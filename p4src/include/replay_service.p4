@@ -20,7 +20,8 @@
  *   MaxPriority   max_priority
  *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
- *   SlotStore     slot_record_stamp, payload_w0 .. w15
+ *   SlotStore     slot_record_stamp, slot_record_priority, payload_w0 .. w15
+ *                 (a reply's stamp, priority and payload: one record)
  *   ReplayVerdict reply (ReplyBuilder), drop (no ACK asked, not reply 0 of a
  *                 refused SAMPLE), or again (a SAMPLE reply whose draws all
  *                 overshot or that landed on a slot another thread is still
@@ -53,16 +54,17 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
     }
 
     /* What an admitted request does in each stage. SAMPLE's tree op is
-     * TREE_WALK in prioritized mode; RESET touches the ring and the max only
-     * in its last copy. */
+     * TREE_WALK in prioritized mode (TREE_TOTAL: uniform); RESET touches the
+     * ring and the max only in its last copy. A reply's priority is always
+     * the slot record's (STORE_READ), read with its stamp and payload. */
     table replay_plan {
         key = { hdr.replay.op : exact; }
         actions = { plan; NoAction; }
         const entries = {
             OP_INSERT    : plan(RING_ALLOCATE,  GUARD_WRITE, MAX_RESOLVE, TREE_ADD,   STORE_WRITE);
-            OP_SAMPLE    : plan(RING_READ_SIZE, 0,           0,           TREE_READ,  STORE_READ);
-            OP_UPDATE    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   0);
-            OP_READ      : plan(RING_READ_SIZE, 0,           0,           TREE_READ,  STORE_READ);
+            OP_SAMPLE    : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
+            OP_UPDATE    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
+            OP_READ      : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
             OP_WRITE     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
             OP_RESET     : plan(RING_CLEAR,     GUARD_WRITE, MAX_CLEAR,   TREE_ADD,   STORE_CLEAR);
             OP_GET_STATE : plan(RING_READ_ALL,  0,           MAX_READ,    TREE_TOTAL, 0);
@@ -217,7 +219,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 if (meta.size < meta.min_size || meta.size == 0) {
                     meta.status = STATUS_BELOW_MIN_SIZE;
                     meta.tree_op = TREE_TOTAL;
-                } else if (meta.tree_op == TREE_READ) {
+                } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
                     uniform.apply(meta);
                     if (meta.found == 0) {
                         meta.tree_op = 0;
@@ -229,6 +231,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 meta.status = STATUS_STALE;
                 meta.max_op = 0;
                 meta.tree_op = TREE_TOTAL;
+                meta.store_op = 0;
             }
             max_priority.apply(meta);
             tree.apply(meta);

@@ -2,8 +2,8 @@
  * tna/slot_store.p4 -- what each slot holds besides its priority, on TNA: the
  * same two stages, tables and register names as v1model/slot_store.p4.
  * Each register action reads or writes one 32-bit cell; a record is the
- * stamp array plus one array per payload word, spread over stages by the
- * compiler. Tofino runs packets through a stage one at a time and in order,
+ * stamp array, the priority array and one array per payload word, spread
+ * over stages by the compiler. Tofino runs packets through a stage one at a time and in order,
  * so a record read after an INSERT has passed its stage is the whole record.
  */
 #ifndef REPLAY_SLOT_STORE_P4
@@ -52,9 +52,10 @@ control SlotGuard(inout metadata_t meta) {
     }
 }
 
-const bit<8> STORE_WRITE = 1;   /* stamp + payload from the packet */
-const bit<8> STORE_READ  = 2;   /* stamp + payload into the packet */
-const bit<8> STORE_CLEAR = 3;   /* stamp and payload to zero */
+const bit<8> STORE_WRITE    = 1;   /* stamp, priority + payload from the packet */
+const bit<8> STORE_READ     = 2;   /* stamp, priority + payload into the packet */
+const bit<8> STORE_CLEAR    = 3;   /* stamp, priority and payload to zero */
+const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority only */
 
 /* A record array's register actions: write from the packet, read, clear. */
 #define RECORD_ACTIONS(reg, from) \
@@ -71,6 +72,8 @@ const bit<8> STORE_CLEAR = 3;   /* stamp and payload to zero */
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_stamp;
     RECORD_ACTIONS(slot_record_stamp, meta.stamp)
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_priority;
+    RECORD_ACTIONS(slot_record_priority, meta.priority)
 #define DECLARE_WORD_ARRAY(i) \
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) payload_w##i; \
     RECORD_ACTIONS(payload_w##i, payload.w##i)
@@ -79,12 +82,14 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     action write_record() {
         slot_record_stamp_write.execute(SLOT_CELL(record_cell));
+        slot_record_priority_write.execute(SLOT_CELL(record_cell));
 #define WRITE_WORD(i) payload_w##i##_write.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(WRITE_WORD)
     }
 
     action read_record() {
         meta.stamp = slot_record_stamp_read.execute(SLOT_CELL(record_cell));
+        meta.priority = slot_record_priority_read.execute(SLOT_CELL(record_cell));
         payload.setValid();
 #define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(READ_WORD)
@@ -92,17 +97,23 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     action clear_record() {
         slot_record_stamp_clear.execute(SLOT_CELL(record_cell));
+        slot_record_priority_clear.execute(SLOT_CELL(record_cell));
 #define CLEAR_WORD(i) payload_w##i##_clear.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(CLEAR_WORD)
     }
 
+    action write_priority() {
+        slot_record_priority_write.execute(SLOT_CELL(record_cell));
+    }
+
     table slot_store {
         key = { meta.store_op : exact; }
-        actions = { write_record; read_record; clear_record; NoAction; }
+        actions = { write_record; read_record; clear_record; write_priority; NoAction; }
         const entries = {
-            STORE_WRITE : write_record();
-            STORE_READ  : read_record();
-            STORE_CLEAR : clear_record();
+            STORE_WRITE    : write_record();
+            STORE_READ     : read_record();
+            STORE_CLEAR    : clear_record();
+            STORE_PRIORITY : write_priority();
         }
         default_action = NoAction();
     }

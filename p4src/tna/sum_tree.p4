@@ -27,8 +27,7 @@
 
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
-const bit<8> TREE_READ  = 3;
-const bit<8> TREE_TOTAL = 4;
+const bit<8> TREE_TOTAL = 3;
 
 /* A level's register actions: add the change, or read the cell. */
 #define SUM_ACTIONS(reg) \
@@ -65,24 +64,16 @@ control SumTree(inout metadata_t meta) {
             value = meta.priority;
         }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_priority) priority_read = {
-        void apply(inout bit<32> value, out bit<32> result) { result = value; }
-    };
 
     action swap_priority() {
         meta.lo = priority_swap.execute(SLOT_CELL(priority_cell));
     }
 
-    action read_priority() {
-        meta.priority = priority_read.execute(SLOT_CELL(priority_cell));
-    }
-
     table leaf_value {
         key = { meta.tree_op : exact; }
-        actions = { swap_priority; read_priority; NoAction; }
+        actions = { swap_priority; NoAction; }
         const entries = {
             TREE_ADD  : swap_priority();
-            TREE_READ : read_priority();
         }
         default_action = NoAction();
     }
@@ -102,7 +93,6 @@ control SumTree(inout metadata_t meta) {
         const entries = {
             TREE_ADD   : add_root();
             TREE_WALK  : read_root();
-            TREE_READ  : read_root();
             TREE_TOTAL : read_root();
         }
         default_action = NoAction();
@@ -121,7 +111,6 @@ control SumTree(inout metadata_t meta) {
     action step_right_l##l() { \
         meta.slot[SLOT_BITS-l:SLOT_BITS-l] = 1; \
         meta.r[31:0] = meta.r[31:0] - meta.hi; \
-        meta.cur[31:0] = meta.cur[31:0] - meta.hi; \
     } \
     table level_l##l { \
         key = { meta.tree_op : exact; } \
@@ -161,11 +150,9 @@ control SumTree(inout metadata_t meta) {
     }
 
     /* The walk's step after reading a left child's sum (meta.hi): go left
-     * if r falls inside it (the node's sum becomes the child's), else right
-     * (step_right_l<l>: the path's bit set, r and the node's sum reduced). */
-    action step_left() {
-        meta.cur[31:0] = meta.hi;
-    }
+     * if r falls inside it, else right (step_right_l<l>: the path's bit set,
+     * r reduced). The walk reports only the slot; the reply's priority is the
+     * slot record's (tna/slot_store.p4). */
 
     apply {
         leaf_value.apply();
@@ -174,7 +161,6 @@ control SumTree(inout metadata_t meta) {
         }
         root.apply();
         if (meta.tree_op == TREE_WALK) {
-            meta.cur[31:0] = meta.total[31:0];
             meta.slot = 0;
             if (meta.total == 0) {
                 meta.status = STATUS_EMPTY;
@@ -187,17 +173,12 @@ control SumTree(inout metadata_t meta) {
 #define APPLY_LEVEL(l) \
             level_l##l.apply(); \
             if (meta.tree_op == TREE_WALK) { \
-                if (meta.r[31:0] < meta.hi) { step_left(); } else { step_right_l##l(); } \
+                if (meta.r[31:0] >= meta.hi) { step_right_l##l(); } \
             }
             FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
             leaf.apply();
-            if (meta.tree_op == TREE_WALK) {
-                if (meta.r[31:0] < meta.hi) {
-                    meta.priority = meta.hi;
-                } else {
-                    meta.slot[0:0] = 1;
-                    meta.priority = meta.cur[31:0] - meta.hi;
-                }
+            if (meta.tree_op == TREE_WALK && meta.r[31:0] >= meta.hi) {
+                meta.slot[0:0] = 1;
             }
         }
     }

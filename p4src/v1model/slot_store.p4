@@ -4,15 +4,18 @@
  *   SlotGuard   slot_stamp: the stamp (the table's insert sequence number when
  *               the slot was written; 0 = empty), early in the pass so that
  *               UPDATE can check it before anything changes.
- *   SlotStore   slot_record_stamp + payload_w0 .. w<K-1>: the stamp again and
- *               the K payload words, last in the pass, after the sum tree has
- *               chosen the slot a SAMPLE reply reads. One register array per
- *               word, as a hardware target spreads a wide value over stages.
+ *   SlotStore   slot_record_stamp, slot_record_priority + payload_w0 .. w<K-1>:
+ *               the stamp again, the priority again and the K payload words,
+ *               last in the pass, after the sum tree has chosen the slot a
+ *               SAMPLE reply reads. One register array per word, as a
+ *               hardware target spreads a wide value over stages.
  *
  * Arrays of NUM_TABLE_SLOTS 32-bit cells, index (table << SLOT_BITS) | slot.
  * A record is written and read by one action each, so on bmv2 (which locks
- * every register an action touches) a reply's payload is always the one
- * stored with its stamp, whatever other egress threads do meanwhile.
+ * every register an action touches) a reply's priority and payload are always
+ * the ones stored with its stamp, whatever other egress threads do meanwhile:
+ * the priority a reply reports is the record's, not the one the prioritized
+ * walk ends on (which other threads' tree updates can tear, sum_tree.p4).
  */
 #ifndef REPLAY_SLOT_STORE_P4
 #define REPLAY_SLOT_STORE_P4
@@ -47,18 +50,21 @@ control SlotGuard(inout metadata_t meta) {
     }
 }
 
-const bit<8> STORE_WRITE = 1;   /* stamp + payload from the packet */
-const bit<8> STORE_READ  = 2;   /* stamp + payload into the packet */
-const bit<8> STORE_CLEAR = 3;   /* stamp and payload to zero */
+const bit<8> STORE_WRITE    = 1;   /* stamp, priority + payload from the packet */
+const bit<8> STORE_READ     = 2;   /* stamp, priority + payload into the packet */
+const bit<8> STORE_CLEAR    = 3;   /* stamp, priority and payload to zero */
+const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority only */
 
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     register<bit<32>>(NUM_TABLE_SLOTS) slot_record_stamp;
+    register<bit<32>>(NUM_TABLE_SLOTS) slot_record_priority;
 #define DECLARE_WORD_ARRAY(i) register<bit<32>>(NUM_TABLE_SLOTS) payload_w##i;
     FOR_EACH_WORD(DECLARE_WORD_ARRAY)
 
     action write_record() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.write(meta.cell, meta.stamp);
+        slot_record_priority.write(meta.cell, meta.priority);
 #define WRITE_WORD(i) payload_w##i.write(meta.cell, payload.w##i);
         FOR_EACH_WORD(WRITE_WORD)
     }
@@ -66,6 +72,7 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     action read_record() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.read(meta.stamp, meta.cell);
+        slot_record_priority.read(meta.priority, meta.cell);
         payload.setValid();
 #define READ_WORD(i) payload_w##i.read(payload.w##i, meta.cell);
         FOR_EACH_WORD(READ_WORD)
@@ -74,17 +81,24 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     action clear_record() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.write(meta.cell, 0);
+        slot_record_priority.write(meta.cell, 0);
 #define CLEAR_WORD(i) payload_w##i.write(meta.cell, 0);
         FOR_EACH_WORD(CLEAR_WORD)
     }
 
+    action write_priority() {
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_record_priority.write(meta.cell, meta.priority);
+    }
+
     table slot_store {
         key = { meta.store_op : exact; }
-        actions = { write_record; read_record; clear_record; NoAction; }
+        actions = { write_record; read_record; clear_record; write_priority; NoAction; }
         const entries = {
-            STORE_WRITE : write_record();
-            STORE_READ  : read_record();
-            STORE_CLEAR : clear_record();
+            STORE_WRITE    : write_record();
+            STORE_READ     : read_record();
+            STORE_CLEAR    : clear_record();
+            STORE_PRIORITY : write_priority();
         }
         default_action = NoAction();
     }

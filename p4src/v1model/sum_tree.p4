@@ -21,10 +21,12 @@
  *              every node equal to the sum of its leaves.
  *   TREE_WALK  prioritized SAMPLE: read the total, draw r in [0, total)
  *              (ProportionalDraw), walk down reading only the left child at
- *              each level; the chosen node's sum is carried (meta.cur), so the
- *              leaf's priority comes out without a second read.
- *   TREE_READ  the slot's priority and the total (uniform SAMPLE, READ).
- *   TREE_TOTAL the total only (replies that report it).
+ *              each level, to the slot. The walk reports only the slot: the
+ *              reply's priority is the slot record's (slot_store.p4), as one
+ *              action per level lets another thread's ADD fall between a
+ *              parent's read and its child's, so a sum carried down the walk
+ *              may belong to no node.
+ *   TREE_TOTAL the total only (SAMPLE, READ and the replies that report it).
  *
  * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
  */
@@ -38,8 +40,7 @@
 
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
-const bit<8> TREE_READ  = 3;
-const bit<8> TREE_TOTAL = 4;
+const bit<8> TREE_TOTAL = 3;
 
 control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
@@ -61,16 +62,11 @@ control SumTree(inout metadata_t meta) {
         meta.delta = (bit<64>)meta.priority - (bit<64>)meta.lo;
     }
 
-    action read_priority() {
-        slot_priority.read(meta.priority, (meta.table_index << SLOT_BITS) | meta.slot);
-    }
-
     table leaf_value {
         key = { meta.tree_op : exact; }
-        actions = { swap_priority; read_priority; NoAction; }
+        actions = { swap_priority; NoAction; }
         const entries = {
             TREE_ADD  : swap_priority();
-            TREE_READ : read_priority();
         }
         default_action = NoAction();
     }
@@ -88,7 +84,6 @@ control SumTree(inout metadata_t meta) {
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
-        meta.cur = meta.total;
         meta.node = 0;
     }
 
@@ -98,7 +93,6 @@ control SumTree(inout metadata_t meta) {
         const entries = {
             TREE_ADD   : add_root();
             TREE_WALK  : read_root();
-            TREE_READ  : read_root();
             TREE_TOTAL : read_root();
         }
         default_action = NoAction();
@@ -121,7 +115,6 @@ control SumTree(inout metadata_t meta) {
         meta.sum = meta.hi ++ meta.lo; \
         meta.go_left = (bit<1>)(meta.r < meta.sum); \
         meta.node = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1); \
-        meta.cur = (meta.go_left == 1) ? meta.sum : meta.cur - meta.sum; \
         meta.r = (meta.go_left == 1) ? meta.r : meta.r - meta.sum; \
     } \
     table level_l##l { \
@@ -144,7 +137,6 @@ control SumTree(inout metadata_t meta) {
         tree_leaf.read(meta.lo, (meta.table_index << SLOT_BITS) | (meta.node << 1));
         meta.go_left = (bit<1>)(meta.r < (bit<64>)meta.lo);
         meta.slot = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1);
-        meta.priority = (meta.go_left == 1) ? meta.lo : (bit<32>)(meta.cur - (bit<64>)meta.lo);
     }
 
     table leaf {

@@ -124,6 +124,27 @@ def test_sample_replies_carry_what_importance_weights_need(svc: ReplayService) -
     assert np.all(batch.priority / batch.total > 0)
 
 
+def test_replies_report_the_slot_records_priority(svc: ReplayService) -> None:
+    """Every op keeps a slot's record priority (slot_record_priority on the switch) equal
+    to its leaf, and SAMPLE and READ replies report the record's."""
+    table = svc.tables[0]
+    a = insert(svc, 0, priority=1.0)
+    b = insert(svc, 1, priority=2.0)
+    one(svc, protocol.update(0, a.slot, a.stamp, 6.0, ack=True))
+    one(svc, protocol.update(0, b.slot, b.stamp - 1, 9.0, ack=True))       # stale: no change
+    one(svc, protocol.write(0, 3, 7, PRIORITY_ONE // 2, payload(3)), cpu=True)
+    want = {a.slot: 6 * PRIORITY_ONE, b.slot: 2 * PRIORITY_ONE, 3: PRIORITY_ONE // 2}
+    assert {s: int(table.priorities[s]) for s in want} == want
+    assert np.array_equal(table.priorities, table.tree.leaves())
+    table.tree.update(a.slot, PRIORITY_ONE)   # a leaf apart from its record: replies say the record
+    for mode in (Mode.PRIORITIZED, Mode.UNIFORM):
+        for r in svc.handle(protocol.sample(0, 8, mode=mode), HOST):
+            assert r.priority == want[r.slot]
+    assert one(svc, protocol.read(0, a.slot), cpu=True).priority == want[a.slot]
+    one(svc, protocol.reset(0), cpu=True)
+    assert not table.priorities.any()
+
+
 def test_uniform_sample_draws_from_occupied_slots_only(svc: ReplayService) -> None:
     insert(svc, 0, priority=0.0)
     insert(svc, 1, priority=0.0)

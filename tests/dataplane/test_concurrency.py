@@ -1,8 +1,9 @@
 """Several Actors inserting and updating at full rate while the Learner samples:
 bmv2 runs egress on four threads (one per port modulo 4), and the replay state
 lives in egress, so this is where the program's atomicity is put to the test.
-Afterwards every reply must carry the experience stored under its (slot, stamp)
-and every sum-tree node must equal the sum of its children."""
+Afterwards every reply must carry the experience stored under its (slot, stamp),
+with a priority written for that stamp (a walk torn by other threads' additions
+must not leak into it), and every sum-tree node must equal the sum of its children."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import random
 import struct
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -68,9 +70,11 @@ def frame_maker(bed: PacketTestbed, host: str, length: int):
 
 
 def actor_load(bed: PacketTestbed, name: str, actor: int, stop: float,
-               acked: dict[int, tuple[int, bytes]], lock: threading.Lock) -> None:
+               acked: dict[int, tuple[int, bytes]], written: dict[int, set[int]],
+               lock: threading.Lock) -> None:
     """Windows of WINDOW INSERTs with ACK, each with an UPDATE of a recent insert
-    of this actor, then the ACKs that came back; until `stop`."""
+    of this actor, then the ACKs that came back; until `stop`. `written` collects
+    the priorities sent for each acknowledged stamp."""
     rng = random.Random(actor)
     insert_frame = frame_maker(bed, name, protocol.HEADER_BYTES + protocol.PAYLOAD_BYTES)
     update_frame = frame_maker(bed, name, protocol.HEADER_BYTES)
@@ -84,8 +88,10 @@ def actor_load(bed: PacketTestbed, name: str, actor: int, stop: float,
             bed.send(name, insert_frame(protocol.encode(msg)))
             if recent:
                 slot, stamp = rng.choice(recent)
-                bed.send(name, update_frame(protocol.encode(
-                    protocol.update(0, slot, stamp, rng.uniform(0.0, 30.0)))))
+                update = protocol.update(0, slot, stamp, rng.uniform(0.0, 30.0))
+                with lock:
+                    written[stamp].add(update.priority)
+                bed.send(name, update_frame(protocol.encode(update)))
         frame = bed.recv(name, timeout=0.2)
         while frame is not None:
             reply = frame.replay()
@@ -93,6 +99,7 @@ def actor_load(bed: PacketTestbed, name: str, actor: int, stop: float,
                 a, s = reply.request_id >> 24, reply.request_id & 0xFFFFFF
                 with lock:
                     acked[reply.stamp] = (reply.slot, experience(a, s))
+                    written[reply.stamp].add(reply.priority)
                 recent = [*recent[-31:], (reply.slot, reply.stamp)]
             frame = bed.recv(name, timeout=0.02)
 
@@ -124,10 +131,12 @@ def tree_levels(bed: PacketTestbed) -> list[np.ndarray]:
 
 def test_concurrent_inserts_updates_and_samples_stay_consistent(bed: PacketTestbed) -> None:
     acked: dict[int, tuple[int, bytes]] = {}
+    written: defaultdict[int, set[int]] = defaultdict(set)
     lock = threading.Lock()
     sampled: list[Message] = []
     stop = time.monotonic() + SECONDS
-    threads = [threading.Thread(target=actor_load, args=(bed, name, i + 1, stop, acked, lock))
+    threads = [threading.Thread(target=actor_load,
+                                args=(bed, name, i + 1, stop, acked, written, lock))
                for i, name in enumerate(ACTORS)]
     threads.append(threading.Thread(target=learner_load, args=(bed, stop, sampled)))
     for t in threads:
@@ -148,6 +157,7 @@ def test_concurrent_inserts_updates_and_samples_stay_consistent(bed: PacketTestb
             continue
         slot, data = acked[r.stamp]
         assert (r.slot, r.payload) == (slot, data), "a reply's payload is not its (slot, stamp)'s"
+        assert r.priority in written[r.stamp], "a reply's priority was not written for its stamp"
     assert unknown <= len(ok) // 100
 
     capacity = bed.cfg.table(0).capacity
@@ -158,7 +168,7 @@ def test_concurrent_inserts_updates_and_samples_stay_consistent(bed: PacketTestb
         if s.stamp in acked:
             assert (s.slot, s.payload) == acked[s.stamp]
     levels = tree_levels(bed)
-    assert list(levels[-1][:capacity]) == leaves       # tree_leaf == slot_priority (READ)
+    assert list(levels[-1][:capacity]) == leaves       # tree_leaf == the records' (READ)
     assert not any(levels[-1][capacity:])
     for level in range(SLOT_BITS):
         children = levels[level + 1]

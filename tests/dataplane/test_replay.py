@@ -147,6 +147,21 @@ def test_update_with_matching_stamp_changes_priority(clean: PacketTestbed) -> No
     assert clean.state(0).priority == protocol.priority_to_fixed(3.0)  # running max
 
 
+def test_sampled_priority_is_the_one_stored_with_its_slot_and_stamp(clean: PacketTestbed) -> None:
+    """A SAMPLE reply's priority is read with its stamp and payload (the slot's record),
+    so after an UPDATE it is the new one, in both modes."""
+    acks = [clean.insert(0, payload(i), priority=2.0) for i in range(4)]
+    stored = {a.slot: (a.stamp, a.priority, payload(i)) for i, a in enumerate(acks)}
+    for a, p in ((acks[0], 5.0), (acks[2], 0.25)):
+        assert clean.one("h1", protocol.update(0, a.slot, a.stamp, p, ack=True)).ok
+        stored[a.slot] = (a.stamp, protocol.priority_to_fixed(p), stored[a.slot][2])
+    for mode in (Mode.PRIORITIZED, Mode.UNIFORM):
+        replies = clean.sample(0, 64, mode=mode)
+        assert {r.slot for r in replies} >= {acks[0].slot, acks[1].slot}
+        for r in replies:
+            assert (r.stamp, r.priority, r.payload) == stored[r.slot]
+
+
 def fields(msg: Message) -> tuple:
     """What a reply says about the table, without its request id."""
     return (msg.status, msg.slot, msg.stamp, msg.priority, msg.size, msg.total, msg.payload)
