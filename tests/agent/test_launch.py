@@ -368,16 +368,12 @@ def test_switch_crash_mid_run_is_recovered_and_training_solves_on_bmv2(tmp_path:
     _assert_switch_recovered(proc, run_dir)
 
 
-@pytest.mark.netns
-@pytest.mark.slow
-@pytest.mark.background(["--switch", "python", "--actors", "3", "--loss", "5",
-                         "--kill-actor-at", "5", "--kill-learner-at", "20", *SOLVE])
-def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
-        background_run: BackgroundRun) -> None:
-    """5 % loss each way on every link; actor 0 killed; the learner killed once it
-    has a checkpoint and resumed from it: CartPole-v1 is still solved (run in the
-    background while the light tests run)."""
-    proc, run_dir = background_run.finish(), background_run.run_dir
+def _loss_and_restarts(kind: str) -> list[str]:
+    return ["--switch", kind, "--actors", "3", "--loss", "5",
+            "--kill-actor-at", "5", "--kill-learner-at", "20", *SOLVE]
+
+
+def _assert_rode_through_loss(proc: subprocess.CompletedProcess[str], run_dir: Path) -> None:
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     assert "% of the frames dropped each way on every link" in proc.stdout
@@ -388,3 +384,26 @@ def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
     assert faults["learner_killed_at_s"] >= 20 and faults["actor_killed"]["index"] == 0
     assert json.loads((run_dir / "summary.json").read_text())["solved"]
     assert not _run_processes(run_dir)
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.background(_loss_and_restarts("python"))
+def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
+        background_run: BackgroundRun) -> None:
+    """5 % loss each way on every link; actor 0 killed; the learner killed once it
+    has a checkpoint and resumed from it: CartPole-v1 is still solved (run in the
+    background while the light tests run)."""
+    _assert_rode_through_loss(background_run.finish(), background_run.run_dir)
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.bmv2
+def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor_on_bmv2(
+        tmp_path: Path) -> None:
+    """The same on bmv2."""
+    needs.testbed("bmv2")
+    run_dir = tmp_path / "run"
+    proc = _launch(*_loss_and_restarts("bmv2"), "--run-dir", str(run_dir), timeout=1000)
+    _assert_rode_through_loss(proc, run_dir)
