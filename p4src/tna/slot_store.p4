@@ -82,14 +82,12 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     action write_record() {
         slot_record_stamp_write.execute(SLOT_CELL(record_cell));
-        slot_record_priority_write.execute(SLOT_CELL(record_cell));
 #define WRITE_WORD(i) payload_w##i##_write.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(WRITE_WORD)
     }
 
     action read_record() {
         meta.stamp = slot_record_stamp_read.execute(SLOT_CELL(record_cell));
-        meta.priority = slot_record_priority_read.execute(SLOT_CELL(record_cell));
         payload.setValid();
 #define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(READ_WORD)
@@ -97,22 +95,45 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     action clear_record() {
         slot_record_stamp_clear.execute(SLOT_CELL(record_cell));
-        slot_record_priority_clear.execute(SLOT_CELL(record_cell));
 #define CLEAR_WORD(i) payload_w##i##_clear.execute(SLOT_CELL(record_cell));
         FOR_EACH_WORD(CLEAR_WORD)
     }
 
+    table slot_store {
+        key = { meta.store_op : exact; }
+        actions = { write_record; read_record; clear_record; NoAction; }
+        const entries = {
+            STORE_WRITE : write_record();
+            STORE_READ  : read_record();
+            STORE_CLEAR : clear_record();
+        }
+        default_action = NoAction();
+    }
+
+    /* The record's priority in a table of its own: UPDATE writes it alone, and
+     * every action of a Tofino table must address the same registers (v1model
+     * keeps it in slot_store's actions, where bmv2 locks it with the rest of the
+     * record). A stage serves packets in order, so on Tofino a copy still reads
+     * stamp, priority and payload of one INSERT. */
     action write_priority() {
         slot_record_priority_write.execute(SLOT_CELL(record_cell));
     }
 
-    table slot_store {
+    action read_priority() {
+        meta.priority = slot_record_priority_read.execute(SLOT_CELL(record_cell));
+    }
+
+    action clear_priority() {
+        slot_record_priority_clear.execute(SLOT_CELL(record_cell));
+    }
+
+    table record_priority {
         key = { meta.store_op : exact; }
-        actions = { write_record; read_record; clear_record; write_priority; NoAction; }
+        actions = { write_priority; read_priority; clear_priority; NoAction; }
         const entries = {
-            STORE_WRITE    : write_record();
-            STORE_READ     : read_record();
-            STORE_CLEAR    : clear_record();
+            STORE_WRITE    : write_priority();
+            STORE_READ     : read_priority();
+            STORE_CLEAR    : clear_priority();
             STORE_PRIORITY : write_priority();
         }
         default_action = NoAction();
@@ -120,6 +141,7 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     apply {
         slot_store.apply();
+        record_priority.apply();
     }
 }
 
