@@ -21,7 +21,13 @@ from mininet.node import Host, Switch
 from mininet.topo import Topo
 
 from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, free_tcp_port
-from bmv2.netns import netns_id, stop_processes_in, sysctl, tx_checksum_off
+from bmv2.netns import (
+    netns_id,
+    segmentation_offloads_off,
+    stop_processes_in,
+    sysctl,
+    tx_checksum_off,
+)
 from bmv2.testbed import HOST_PREFIX_LEN, MININET_SWITCH, BedLifecycle, connect_and_deploy
 from controller.config import Config
 from controller.deploy import DeployReport
@@ -52,6 +58,7 @@ class P4Switch(Switch):
         self.process.ports = self.data_ports()
         for iface in self.process.ports.values():
             sysctl(f"net.ipv6.conf.{iface}.disable_ipv6", "1")
+            segmentation_offloads_off(iface)
         self.process.start()
 
     def stop(self, deleteIntfs: bool = True) -> None:

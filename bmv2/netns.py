@@ -25,6 +25,8 @@ from agent.namespace import NETNS_DIR, NetnsError, netns_path, setns
 ETH_P_ALL = 0x0003
 SIOCETHTOOL = 0x8946
 ETHTOOL_STXCSUM = 0x17
+# ethtool set commands of the segmentation offloads libpcap looks at (linux/ethtool.h)
+ETHTOOL_STSO, ETHTOOL_SUFO, ETHTOOL_SGSO, ETHTOOL_SGRO = 0x1F, 0x22, 0x24, 0x2C
 
 
 def have_netns() -> tuple[bool, str]:
@@ -123,22 +125,41 @@ def configure_host(ns: str, iface: str, address: str, mac: str | None = None,
         ip("route", "add", "default", "dev", iface, ns=ns, check=False)
 
 
+def _ethtool_off(ns: str | None, iface: str, command: int) -> None:
+    """One `ethtool -K iface FEATURE off` (the SIOCETHTOOL ioctl), inside `ns` if given."""
+    cmd = ctypes.create_string_buffer(struct.pack("II", command, 0))
+    ifreq = struct.pack("16sP", iface.encode(), ctypes.addressof(cmd)).ljust(40, b"\0")
+    with inside(ns) if ns else contextlib.nullcontext():
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        fcntl.ioctl(sock, SIOCETHTOOL, ifreq)
+    finally:
+        sock.close()
+
+
 def tx_checksum_off(ns: str, iface: str) -> None:
-    """`ethtool -K iface tx off` inside namespace `ns` (the SIOCETHTOOL ioctl).
+    """`ethtool -K iface tx off` inside namespace `ns`.
 
     On a veth the sender's kernel leaves UDP/TCP checksums to the "hardware";
     a switch that reads frames through a packet socket sends them on with the
     partial checksum and the receiving host drops them. Hosts that talk to
     each other through the switch need TX checksumming done in software.
     """
-    cmd = ctypes.create_string_buffer(struct.pack("II", ETHTOOL_STXCSUM, 0))
-    ifreq = struct.pack("16sP", iface.encode(), ctypes.addressof(cmd)).ljust(40, b"\0")
-    with inside(ns):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        fcntl.ioctl(sock, SIOCETHTOOL, ifreq)
-    finally:
-        sock.close()
+    _ethtool_off(ns, iface, ETHTOOL_STXCSUM)
+
+
+def segmentation_offloads_off(iface: str, ns: str | None = None) -> None:
+    """`ethtool -K iface tso off ufo off gso off gro off` on a switch port.
+
+    bmv2 reads a port through libpcap, whose receive ring has room for 2 MB of
+    frames. With any of these offloads on, libpcap sizes each frame of the ring
+    for a 64 KB packet, so the ring holds about 32 frames and a burst of more
+    (a Learner's UPDATEs for a batch) is dropped by the kernel before bmv2 sees
+    it; with them off, a frame is MTU-sized and the ring holds about a thousand.
+    Must be done before the switch opens the port."""
+    for command in (ETHTOOL_STSO, ETHTOOL_SUFO, ETHTOOL_SGSO, ETHTOOL_SGRO):
+        with contextlib.suppress(OSError):  # a feature the device does not have (UFO)
+            _ethtool_off(ns, iface, command)
 
 
 def link_names() -> set[str]:

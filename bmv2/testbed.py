@@ -25,6 +25,7 @@ from bmv2.netns import (
     delete_links,
     ip,
     link_loss,
+    segmentation_offloads_off,
     tx_checksum_off,
 )
 from controller.config import Config, ReplayTable
@@ -170,6 +171,7 @@ class Testbed(BedLifecycle):
             pair = VethPair(self.switch_iface(h.port), self.host_iface(h.name),
                             None, ns.name).create()
             self.links.append(pair)
+            segmentation_offloads_off(self.switch_iface(h.port))
             if self.ip_stack:
                 configure_host(ns.name, self.host_iface(h.name), f"{h.ip}/{HOST_PREFIX_LEN}", h.mac)
                 tx_checksum_off(ns.name, self.host_iface(h.name))
