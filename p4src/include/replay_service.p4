@@ -153,7 +153,7 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
  * are pinned (@name) to where the controller has always found them. */
 control ReplayStats(in headers_t hdr, in metadata_t meta,
                     in bool counted, in bool answer, in bool unwritten) {
-    @name(".ReplayEgress.replay.replay_requests") STATS_COUNTER(replay_requests, STATS_SIZE);
+    @name(".ReplayEgress.replay.replay_requests") REQUEST_COUNTER(replay_requests, STATS_SIZE);
     @name(".ReplayEgress.replay.replay_sampled") STATS_COUNTER(replay_sampled, NUM_TABLES);
     @name(".ReplayEgress.replay.replay_not_ready") STATS_COUNTER(replay_not_ready, NUM_TABLES);
 

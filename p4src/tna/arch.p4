@@ -15,8 +15,9 @@ const bit<9> LOOP_PORT = 68;
 #define PORT_COUNTER(name) Counter<bit<32>, bit<9>>(MAX_PORTS, CounterType_t.PACKETS) name
 #define COUNT_PORT(name, port) name.count(port)
 #define STATS_COUNTER(name, size) \
-    Counter<bit<64>, bit<32>>(size, CounterType_t.PACKETS_AND_BYTES) name; \
-    CELL_INDEX(name##_cell)
+    Counter<bit<64>, bit<32>>(size, CounterType_t.PACKETS_AND_BYTES) name
+/* The request counter, with the identity hash COUNT_REQUEST addresses it by. */
+#define REQUEST_COUNTER(name, size) STATS_COUNTER(name, size); CELL_INDEX(name##_cell)
 /* One request into replay_requests[table_bucket, op, status] (constants.p4):
  * the fields side by side, STATS_OP_SHIFT and STATS_TABLE_SHIFT apart. */
 #define COUNT_REQUEST(name, table_bucket, op, status) \

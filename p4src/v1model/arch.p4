@@ -16,6 +16,7 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define PORT_COUNTER(name) counter(MAX_PORTS, CounterType.packets) name
 #define COUNT_PORT(name, port) name.count((bit<32>)(port))
 #define STATS_COUNTER(name, size) counter(size, CounterType.packets_and_bytes) name
+#define REQUEST_COUNTER(name, size) STATS_COUNTER(name, size)
 /* One request into replay_requests[table_bucket, op, status] (constants.p4). */
 #define COUNT_REQUEST(name, table_bucket, op, status) \
     name.count((table_bucket << STATS_TABLE_SHIFT) | (op << STATS_OP_SHIFT) | (bit<32>)(status))
