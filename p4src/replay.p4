@@ -33,8 +33,8 @@
 #include "include/replay_admission.p4"
 #include "v1model/table_state.p4"
 #include "v1model/draw.p4"
-#include "v1model/sum_tree.p4"
 #include "v1model/slot_store.p4"
+#include "v1model/sum_tree.p4"
 #include "include/replay_reply.p4"
 #include "include/replay_service.p4"
 

@@ -86,9 +86,13 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
         FOR_EACH_WORD(CLEAR_WORD)
     }
 
+    /* UPDATE: only into the record of the experience it checked (an INSERT on
+     * another egress thread may have written the slot since). */
     action write_priority() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
-        slot_record_priority.write(meta.cell, meta.priority);
+        slot_record_stamp.read(meta.hi, meta.cell);
+        slot_record_priority.read(meta.lo, meta.cell);
+        slot_record_priority.write(meta.cell, (meta.hi == meta.stamp) ? meta.priority : meta.lo);
     }
 
     table slot_store {

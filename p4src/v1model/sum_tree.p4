@@ -4,7 +4,9 @@
  * Stages, in pass order (each array touched at most once per pass):
  *   slot_priority  NUM_TABLE_SLOTS x 32 bit   the slots' priorities, where an
  *                                             INSERT/UPDATE/WRITE/RESET swaps
- *                                             in the new one and learns the change
+ *                                             in the new one and learns the change,
+ *                                             with slot_priority_stamp (a pair):
+ *                                             the stamp each priority belongs to
  *   tree_root      NUM_TABLES pairs           level 0: the table's total
  *   tree_l<l>      NUM_TABLES << l pairs      levels l = 1 .. L-1
  *   tree_leaf      NUM_TABLE_SLOTS x 32 bit   level L: the slot priorities again,
@@ -46,6 +48,7 @@ control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
 
     register<bit<32>>(NUM_TABLE_SLOTS) slot_priority;
+    register<bit<32>>(NUM_TABLE_SLOTS) slot_priority_stamp;
     register<bit<32>>(NUM_TABLES) tree_root_hi;
     register<bit<32>>(NUM_TABLES) tree_root_lo;
 #define DECLARE_LEVEL(l) \
@@ -55,10 +58,19 @@ control SumTree(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLE_SLOTS) tree_leaf;
 
     /* ---- slot_priority ---------------------------------------------------- */
+    /* An UPDATE (guard_op GUARD_CHECK) swaps only while the slot's leaf still
+     * carries the stamp it checked: its guard check and this swap are separate
+     * actions, and an INSERT on another egress thread may take the slot in
+     * between; the UPDATE then leaves the leaf and carries the leaf's priority
+     * on (to tree_leaf and the record). Every other TREE_ADD sets both. */
     action swap_priority() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        slot_priority_stamp.read(meta.hi, meta.cell);
         slot_priority.read(meta.lo, meta.cell);
+        meta.priority = (meta.guard_op == GUARD_CHECK && meta.hi != meta.stamp)
+                        ? meta.lo : meta.priority;
         slot_priority.write(meta.cell, meta.priority);
+        slot_priority_stamp.write(meta.cell, (meta.guard_op == GUARD_CHECK) ? meta.hi : meta.stamp);
         meta.delta = (bit<64>)meta.priority - (bit<64>)meta.lo;
     }
 

@@ -269,3 +269,27 @@ def test_prioritized_sample_reports_the_records_priority_mid_update() -> None:
     assert len(replies) == 16 and {r.slot for r in replies} >= {acks[1].slot}
     for r in replies:
         assert r.status == Status.OK and (r.stamp, r.priority) == stored[r.slot]
+
+
+def test_an_update_whose_slot_was_taken_after_its_stamp_check_changes_nothing() -> None:
+    """bmv2's egress threads can run an INSERT on a slot between an UPDATE's stamp
+    check and its writes. Staged: the slot is written anew (stamp 8), then its guard
+    stamp is set back to the one the UPDATE checks (7), as the UPDATE saw it. The
+    UPDATE must leave the new experience's leaf and record alone, so the records
+    still sum to the tree's total (a snapshot checks that)."""
+    if not PROGRAM.exists():
+        pytest.skip("p4src/build/replay.json is not built")
+    switch = SwitchUnderTest()
+    slot, new = 5, protocol.priority_to_fixed(2.0)
+    switch.request(protocol.encode(protocol.write(0, slot, 7, protocol.priority_to_fixed(1.0),
+                                                  protocol.words_to_payload([1]))), HOST, True)
+    switch.request(protocol.encode(protocol.write(0, slot, 8, new,
+                                                  protocol.words_to_payload([2]))), HOST, True)
+    cell = slot  # table 0
+    switch.sw.register_write(E + "guard.slot_stamp", cell, 7)
+    switch.request(protocol.encode(protocol.update(0, slot, 7, 6.0)), HOST, False)
+    assert switch.register("tree.slot_priority")[cell] == new
+    assert switch.register("tree.tree_leaf")[cell] == new
+    assert switch.register("store.slot_record_stamp")[cell] == 8
+    assert switch.register("store.slot_record_priority")[cell] == new
+    assert int(switch.pair("tree.tree_root")[0]) == int(switch.register("tree.slot_priority").sum())
