@@ -16,7 +16,8 @@ function:
    data of inlined entries, ``DROP_PORT``, ``pk.exit = True``), masks are
    dropped where the value's width is known to fit (unsigned fields and
    registers always hold values of their width: every store truncates), range
-   checks the width settles fold, ``(1 if c else 0) == 1`` becomes ``c``,
+   checks the width settles fold (``0 <= i < n`` is ``i < n`` for an unsigned
+   ``i``), ``(1 if c else 0) == 1`` becomes ``c``,
    constants fold, and an expression already held by a local whose inputs have
    not changed since is read from it; so is a field stored or read before (the
    value stays in a local). An expression evaluated unconditionally that is
@@ -849,6 +850,8 @@ class _Func:
             w = self.width(x, st)
             if w is not None and _is_int_const(c) and 1 << w <= c.value:  # type: ignore
                 return _at(ast.Constant(True), e)
+            if w is not None:  # an int known to be >= 0: only the upper bound can fail
+                return _at(ast.Compare(x, [ast.Lt()], [c]), e)
             return e
         if isinstance(e, ast.Compare) and len(e.ops) == 1:
             left, right, op = e.left, e.comparators[0], e.ops[0]
