@@ -33,6 +33,10 @@ function:
    chains testing the same unchanged locals (one const table after another,
    keyed on the same field) become one chain, and step 2 runs again on it;
    consecutive ``if``s on the same unchanged test are merged.
+4. A field stored only under a condition (``if i < n: F[a] = R[i]``, a register
+   read) and read later in the block is stored through a local set in both
+   branches (the else keeps the field's value), and steps 2 and 3 run again: the
+   reads take the local, and a store the next one overwrites goes.
 
 Functions with loops or ``try`` (the parser, actions with jumps) are analysed
 for step 1 but not rewritten. ``tests/pyswitch/test_optimize.py`` runs every
@@ -1364,6 +1368,95 @@ def _hits(writes: set[Res], barrier: bool, deps: frozenset[Res]) -> bool:
     return False
 
 
+def _slots_read(keys: _Keys, s: ast.stmt) -> set[int] | None:
+    """PHV slots a statement (nested blocks included) may read; None: any."""
+    out: set[int] = set()
+    for e in _stmt_exprs(s) + [x for t in _stmt_targets(s) if isinstance(t, ast.Subscript)
+                               for x in (t.value, t.slice)]:
+        i = keys.info(e)
+        if i.fx:
+            return None
+        out |= i.fr
+    if isinstance(s, ast.If):
+        for x in s.body + s.orelse:
+            r = _slots_read(keys, x)
+            if r is None:
+                return None
+            out |= r
+    return out
+
+
+class _StoreSplitter:
+    """``if T: F[a] = x`` (no else; the body only stores fields) where a later statement
+    of the block reads F[a] becomes ``if T: v = x else: v = F[a]`` then ``F[a] = v``: the
+    next forward pass reads ``v`` for F[a], and the store goes if F[a] is stored again
+    first (a register read is such a store, range-checked: the sum-tree walk reads two
+    cells per level into the same two fields)."""
+
+    def __init__(self, keys: _Keys) -> None:
+        self.keys = keys
+        self.n = 0
+
+    def block(self, body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
+        """The rewritten block, and whether anything changed."""
+        later: set[int] | None = set()  # slots read after the statement (None: any)
+        out: list[ast.stmt] = []
+        changed = False
+        for s in reversed(body):
+            reads = _slots_read(self.keys, s)
+            if isinstance(s, ast.If):
+                b, cb = self.block(s.body)
+                o, co = self.block(s.orelse)
+                if cb or co:
+                    s = _at(ast.If(s.test, b, o), s)
+                    changed = True
+                split = self.split(s, later)
+                if split is not None:
+                    out += reversed(split)
+                    changed = True
+                    s = None
+            if s is not None:
+                out.append(s)
+            later = None if later is None or reads is None else later | reads
+        out.reverse()
+        return out, changed
+
+    def split(self, s: ast.If, later: set[int] | None) -> list[ast.stmt] | None:
+        if s.orelse:
+            return None
+        stored: set[int] = set()
+        for x in s.body:
+            slot = _f_slot(x.targets[0]) if isinstance(x, ast.Assign) \
+                and len(x.targets) == 1 else None
+            if slot is None or slot in stored:
+                return None
+            i = self.keys.info(x.value)
+            if i.out or i.deps is None or i.fx or i.fr & stored:
+                return None
+            stored.add(slot)
+        moved = stored if later is None else stored & later
+        if not moved:
+            return None
+        body: list[ast.stmt] = []
+        orelse: list[ast.stmt] = []
+        after: list[ast.stmt] = []
+        for x in s.body:
+            slot = _f_slot(x.targets[0])  # type: ignore[attr-defined]
+            if slot not in moved:
+                body.append(x)
+                continue
+            name = f"v_{self.n}"
+            self.n += 1
+            tgt = x.targets[0]  # type: ignore[attr-defined]
+            body.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], x.value), x))
+            orelse.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())],
+                                               ast.Subscript(ast.Name("F", ast.Load()),
+                                                             ast.Constant(slot), ast.Load())),
+                                    x))
+            after.append(_deep_at(ast.Assign([copy.copy(tgt)], ast.Name(name, ast.Load())), x))
+        return [_at(ast.If(s.test, body, orelse), s), *after]
+
+
 def _merge_ifs(keys: _Keys, body: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in body:
@@ -1465,6 +1558,16 @@ def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None
         body, _ = _dce(keys, body, set())
     body, _ = _dse(keys, body, set())
     body = _merge_ifs(keys, body)
+    body, split = _StoreSplitter(keys).block(body)
+    if split:  # once more: the split fields' values now flow to their reads
+        ntemps = f.ntemps
+        f = _Func(_at(ast.FunctionDef(fn.name, fn.args, body, [], None, None), fn), keys,
+                  slots)
+        f.ntemps = ntemps
+        body, _ = f.block(body, _State())
+        body, _ = _dce(keys, body, set())
+        body, _ = _dse(keys, body, set())
+        body = _merge_ifs(keys, body)
     fn.body = body or [_at(ast.Pass(), fn)]
 
 
