@@ -33,8 +33,8 @@ function:
    chains testing the same unchanged locals (one const table after another,
    keyed on the same field) become one chain, and step 2 runs again on it;
    consecutive ``if``s on the same unchanged test are merged.
-4. A field stored only under a condition (``if i < n: F[a] = R[i]``, a register
-   read) and read later in the block is stored through a local set in both
+4. A register read into a field (``if i < n: F[a] = R[i]``, range-checked) that
+   is read later in the block is stored through a local set in both
    branches (the else keeps the field's value), and steps 2 and 3 run again: the
    reads take the local, and a store the next one overwrites goes.
 
@@ -1387,11 +1387,11 @@ def _slots_read(keys: _Keys, s: ast.stmt) -> set[int] | None:
 
 
 class _StoreSplitter:
-    """``if T: F[a] = x`` (no else; the body only stores fields) where a later statement
-    of the block reads F[a] becomes ``if T: v = x else: v = F[a]`` then ``F[a] = v``: the
-    next forward pass reads ``v`` for F[a], and the store goes if F[a] is stored again
-    first (a register read is such a store, range-checked: the sum-tree walk reads two
-    cells per level into the same two fields)."""
+    """``if T: F[a] = R[i]`` (no else; the body only stores fields), a register read
+    (range-checked: nearly always done) into a field that a later statement of the
+    block reads, becomes ``if T: v = R[i] else: v = F[a]`` then ``F[a] = v``: the next
+    forward pass reads ``v`` for F[a], and the store goes if F[a] is stored again first
+    (the sum-tree walk reads two cells per level into the same two fields)."""
 
     def __init__(self, keys: _Keys) -> None:
         self.keys = keys
@@ -1421,39 +1421,41 @@ class _StoreSplitter:
         out.reverse()
         return out, changed
 
+    def register_read(self, e: ast.expr) -> bool:
+        return isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) \
+            and e.value.id in self.keys.facts.registers
+
     def split(self, s: ast.If, later: set[int] | None) -> list[ast.stmt] | None:
+        """The statements replacing ``s``, or None to keep it."""
         if s.orelse:
             return None
-        stored: set[int] = set()
+        stores: list[tuple[int, ast.Assign]] = []
         for x in s.body:
             slot = _f_slot(x.targets[0]) if isinstance(x, ast.Assign) \
                 and len(x.targets) == 1 else None
-            if slot is None or slot in stored:
+            i = self.keys.info(x.value) if slot is not None else None
+            if slot is None or i is None or i.out or i.deps is None or i.fx \
+                    or any(k == slot or k in i.fr for k, _x in stores):
                 return None
-            i = self.keys.info(x.value)
-            if i.out or i.deps is None or i.fx or i.fr & stored:
-                return None
-            stored.add(slot)
-        moved = stored if later is None else stored & later
+            stores.append((slot, x))  # type: ignore[arg-type]
+        moved = {k for k, x in stores if self.register_read(x.value)
+                 and (later is None or k in later)}
         if not moved:
             return None
         body: list[ast.stmt] = []
         orelse: list[ast.stmt] = []
         after: list[ast.stmt] = []
-        for x in s.body:
-            slot = _f_slot(x.targets[0])  # type: ignore[attr-defined]
-            if slot not in moved:
+        for k, x in stores:
+            if k not in moved:
                 body.append(x)
                 continue
             name = f"v_{self.n}"
             self.n += 1
-            tgt = x.targets[0]  # type: ignore[attr-defined]
+            load = ast.Subscript(ast.Name("F", ast.Load()), ast.Constant(k), ast.Load())
             body.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], x.value), x))
-            orelse.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())],
-                                               ast.Subscript(ast.Name("F", ast.Load()),
-                                                             ast.Constant(slot), ast.Load())),
-                                    x))
-            after.append(_deep_at(ast.Assign([copy.copy(tgt)], ast.Name(name, ast.Load())), x))
+            orelse.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], load), x))
+            after.append(_deep_at(ast.Assign([copy.copy(x.targets[0])],
+                                             ast.Name(name, ast.Load())), x))
         return [_at(ast.If(s.test, body, orelse), s), *after]
 
 
