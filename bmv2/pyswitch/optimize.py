@@ -1395,7 +1395,6 @@ class _StoreSplitter:
 
     def __init__(self, keys: _Keys) -> None:
         self.keys = keys
-        self.n = 0
 
     def block(self, body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
         """The rewritten block, and whether anything changed."""
@@ -1449,8 +1448,7 @@ class _StoreSplitter:
             if k not in moved:
                 body.append(x)
                 continue
-            name = f"v_{self.n}"
-            self.n += 1
+            name = f"v_{k}"  # one local per field, as F[k] is one slot
             load = ast.Subscript(ast.Name("F", ast.Load()), ast.Constant(k), ast.Load())
             body.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], x.value), x))
             orelse.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], load), x))
