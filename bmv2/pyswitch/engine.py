@@ -153,21 +153,33 @@ class Engine:
             while True:
                 while egress_q:  # egress first
                     pk = egress_q[0]
-                    if pk.__class__ is _Copies:  # the next replica (job.make(), inline)
+                    if pk.__class__ is _Copies:  # its replicas, one after another
                         job = pk
-                        i = job.i
-                        eport, rid = job.replicas[i]
-                        job.i = i = i + 1
-                        if i == len(job.replicas):
-                            egress_q.popleft()
-                            F = job.F
-                        else:
-                            F = job.F[:]
-                        if s_rid >= 0:
-                            F[s_rid] = rid
-                        pk = Pkt(F, job.payload, job.port, job.ilen, job.orig, job.plen, eport)
-                    else:
-                        egress_q.popleft()
+                        F0, replicas, last = job.F, job.replicas, len(job.replicas) - 1
+                        payload, iport, ilen, orig, plen = (job.payload, job.port, job.ilen,
+                                                            job.orig, job.plen)
+                        for i in range(job.i, last + 1):
+                            eport, rid = replicas[i]
+                            job.i = i + 1
+                            if i == last:
+                                egress_q.popleft()
+                                F = F0
+                            else:
+                                F = F0[:]
+                            if s_rid >= 0:
+                                F[s_rid] = rid
+                            if egress_runs >= max_egress:
+                                stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
+                                return out
+                            egress_runs += 1
+                            try:
+                                egress(Pkt(F, payload, iport, ilen, orig, plen, eport), egress_q,
+                                       ingress_q, out)
+                            except Exception:
+                                stats.errors += 1
+                                stats.dropped += 1
+                        continue
+                    egress_q.popleft()
                     if egress_runs >= max_egress:
                         stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
                         return out

@@ -16,7 +16,8 @@ function:
    data of inlined entries, ``DROP_PORT``, ``pk.exit = True``), masks are
    dropped where the value's width is known to fit (unsigned fields and
    registers always hold values of their width: every store truncates), range
-   checks the width settles fold, ``(1 if c else 0) == 1`` becomes ``c``,
+   checks the width settles fold (``0 <= i < n`` is ``i < n`` for an unsigned
+   ``i``), ``(1 if c else 0) == 1`` becomes ``c``,
    constants fold, and an expression already held by a local whose inputs have
    not changed since is read from it; so is a field stored or read before (the
    value stays in a local). An expression evaluated unconditionally that is
@@ -32,6 +33,10 @@ function:
    chains testing the same unchanged locals (one const table after another,
    keyed on the same field) become one chain, and step 2 runs again on it;
    consecutive ``if``s on the same unchanged test are merged.
+4. A register read into a field (``if i < n: F[a] = R[i]``, range-checked) that
+   is read later in the block is stored through a local set in both
+   branches (the else keeps the field's value), and steps 2 and 3 run again: the
+   reads take the local, and a store the next one overwrites goes.
 
 Functions with loops or ``try`` (the parser, actions with jumps) are analysed
 for step 1 but not rewritten. ``tests/pyswitch/test_optimize.py`` runs every
@@ -849,6 +854,8 @@ class _Func:
             w = self.width(x, st)
             if w is not None and _is_int_const(c) and 1 << w <= c.value:  # type: ignore
                 return _at(ast.Constant(True), e)
+            if w is not None:  # an int known to be >= 0: only the upper bound can fail
+                return _at(ast.Compare(x, [ast.Lt()], [c]), e)
             return e
         if isinstance(e, ast.Compare) and len(e.ops) == 1:
             left, right, op = e.left, e.comparators[0], e.ops[0]
@@ -1361,6 +1368,95 @@ def _hits(writes: set[Res], barrier: bool, deps: frozenset[Res]) -> bool:
     return False
 
 
+def _slots_read(keys: _Keys, s: ast.stmt) -> set[int] | None:
+    """PHV slots a statement (nested blocks included) may read; None: any."""
+    out: set[int] = set()
+    for e in _stmt_exprs(s) + [x for t in _stmt_targets(s) if isinstance(t, ast.Subscript)
+                               for x in (t.value, t.slice)]:
+        i = keys.info(e)
+        if i.fx:
+            return None
+        out |= i.fr
+    if isinstance(s, ast.If):
+        for x in s.body + s.orelse:
+            r = _slots_read(keys, x)
+            if r is None:
+                return None
+            out |= r
+    return out
+
+
+class _StoreSplitter:
+    """``if T: F[a] = R[i]`` (no else; the body only stores fields), a register read
+    (range-checked: nearly always done) into a field that a later statement of the
+    block reads, becomes ``if T: v = R[i] else: v = F[a]`` then ``F[a] = v``: the next
+    forward pass reads ``v`` for F[a], and the store goes if F[a] is stored again first
+    (the sum-tree walk reads two cells per level into the same two fields)."""
+
+    def __init__(self, keys: _Keys) -> None:
+        self.keys = keys
+
+    def block(self, body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
+        """The rewritten block, and whether anything changed."""
+        later: set[int] | None = set()  # slots read after the statement (None: any)
+        out: list[ast.stmt] = []
+        changed = False
+        for s in reversed(body):
+            reads = _slots_read(self.keys, s)
+            if isinstance(s, ast.If):
+                b, cb = self.block(s.body)
+                o, co = self.block(s.orelse)
+                if cb or co:
+                    s = _at(ast.If(s.test, b, o), s)
+                    changed = True
+                split = self.split(s, later)
+                if split is not None:
+                    out += reversed(split)
+                    changed = True
+                    s = None
+            if s is not None:
+                out.append(s)
+            later = None if later is None or reads is None else later | reads
+        out.reverse()
+        return out, changed
+
+    def register_read(self, e: ast.expr) -> bool:
+        return isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) \
+            and e.value.id in self.keys.facts.registers
+
+    def split(self, s: ast.If, later: set[int] | None) -> list[ast.stmt] | None:
+        """The statements replacing ``s``, or None to keep it."""
+        if s.orelse:
+            return None
+        stores: list[tuple[int, ast.Assign]] = []
+        for x in s.body:
+            slot = _f_slot(x.targets[0]) if isinstance(x, ast.Assign) \
+                and len(x.targets) == 1 else None
+            i = self.keys.info(x.value) if slot is not None else None
+            if slot is None or i is None or i.out or i.deps is None or i.fx \
+                    or any(k == slot or k in i.fr for k, _x in stores):
+                return None
+            stores.append((slot, x))  # type: ignore[arg-type]
+        moved = {k for k, x in stores if self.register_read(x.value)
+                 and (later is None or k in later)}
+        if not moved:
+            return None
+        body: list[ast.stmt] = []
+        orelse: list[ast.stmt] = []
+        after: list[ast.stmt] = []
+        for k, x in stores:
+            if k not in moved:
+                body.append(x)
+                continue
+            name = f"v_{k}"  # one local per field, as F[k] is one slot
+            load = ast.Subscript(ast.Name("F", ast.Load()), ast.Constant(k), ast.Load())
+            body.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], x.value), x))
+            orelse.append(_deep_at(ast.Assign([ast.Name(name, ast.Store())], load), x))
+            after.append(_deep_at(ast.Assign([copy.copy(x.targets[0])],
+                                             ast.Name(name, ast.Load())), x))
+        return [_at(ast.If(s.test, body, orelse), s), *after]
+
+
 def _merge_ifs(keys: _Keys, body: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in body:
@@ -1462,6 +1558,16 @@ def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None
         body, _ = _dce(keys, body, set())
     body, _ = _dse(keys, body, set())
     body = _merge_ifs(keys, body)
+    body, split = _StoreSplitter(keys).block(body)
+    if split:  # once more: the split fields' values now flow to their reads
+        ntemps = f.ntemps
+        f = _Func(_at(ast.FunctionDef(fn.name, fn.args, body, [], None, None), fn), keys,
+                  slots)
+        f.ntemps = ntemps
+        body, _ = f.block(body, _State())
+        body, _ = _dce(keys, body, set())
+        body, _ = _dse(keys, body, set())
+        body = _merge_ifs(keys, body)
     fn.body = body or [_at(ast.Pass(), fn)]
 
 

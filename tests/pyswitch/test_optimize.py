@@ -210,6 +210,13 @@ def _run(src: str, F: list[int], optimize: bool) -> tuple[list[Any], str]:
     # range checks that the width settles, and those it does not
     "def N(pk, F):\n    _i = F[1] & 3\n    if 0 <= _i < 4:\n        F[10] = R0[_i]\n"
     "    _i = F[2] & 7\n    if 0 <= _i < 4:\n        F[11] = R0[_i]\n",
+    # register reads into fields read later (a walk), in range or not
+    "def N(pk, F):\n    _i = F[1] & 7\n    if 0 <= _i < 4:\n        F[10] = R0[_i]\n"
+    "        F[11] = R0[_i]\n    F[12] = F[10] + F[11]\n    _i = F[4] & 7\n"
+    "    if 0 <= _i < 4:\n        F[10] = R0[_i]\n    F[13] = F[10] * 2\n",
+    # a read whose index is a field stored before it under the same condition
+    "def N(pk, F):\n    if F[1] < 4:\n        F[10] = R0[F[1]]\n        F[11] = R0[F[10] & 3]\n"
+    "    F[12] = F[10] + F[11]\n",
 ])
 def test_optimizer_keeps_semantics(src: str, F: list[int]) -> None:
     want, _ = _run(src, F, False)
@@ -230,6 +237,22 @@ def test_optimizer_removes_scratch_and_repeats() -> None:
     _F, text = _run(src, [0] * 20, True)
     assert "F[5]" not in text and "F[6]" not in text  # scratch fields became locals
     assert text.count("<< 2") == 1 and text.count("if ") == 1, text
+
+
+def test_optimizer_keeps_register_reads_in_locals() -> None:
+    src = ("def N(pk, F):\n"
+           "    _i = F[1] & 7\n"
+           "    if 0 <= _i < 4:\n"
+           "        F[10] = R0[_i]\n"
+           "    F[12] = F[10] + 1\n"
+           "    _i = F[2] & 7\n"
+           "    if 0 <= _i < 4:\n"
+           "        F[10] = R0[_i]\n"
+           "    F[13] = F[10] + 1\n")
+    _F, text = _run(src, [0] * 20, True)
+    assert "0 <=" not in text, text  # an unsigned index: only the upper bound is checked
+    # F[10]: loaded once (the first read out of range), stored once at the end
+    assert text.count("F[10]") == 2 and text.count("else") == 1, text
 
 
 def test_timestamps_taken_only_when_read() -> None:
