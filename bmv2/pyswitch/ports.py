@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_ADD_MEMBERSHIP = 1
+RECEIVE_BUFFER_BYTES = 8 << 20   # per port socket (capped by net.core.rmem_max)
 PACKET_MR_PROMISC = 1
 PACKET_OUTGOING = 4
 MAX_FRAME = 65535
@@ -74,6 +75,9 @@ def check_port_specs(specs: Iterable[PortSpec]) -> dict[int, str]:
 def _open(iface: str) -> socket.socket:
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     try:
+        # room for a burst (a Learner's UPDATEs for a batch) while the thread is busy:
+        # the default 208 KB holds a couple of hundred small frames
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER_BYTES)
         sock.bind((iface, 0))
         ifindex = socket.if_nametoindex(iface)
         mreq = struct.pack("iHH8s", ifindex, PACKET_MR_PROMISC, 0, b"")
