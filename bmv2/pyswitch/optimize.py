@@ -1550,25 +1550,25 @@ def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None
     body, _ = _dce(keys, body, set())
     body, merged = _merge_chains(keys, body)
     if merged:  # once more: values now flow further
-        ntemps = f.ntemps
-        f = _Func(_at(ast.FunctionDef(fn.name, fn.args, body, [], None, None), fn), keys,
-                  slots)
-        f.ntemps = ntemps
-        body, _ = f.block(body, _State())
-        body, _ = _dce(keys, body, set())
+        f, body = _propagate_again(f, fn, keys, slots, body)
     body, _ = _dse(keys, body, set())
     body = _merge_ifs(keys, body)
     body, split = _StoreSplitter(keys).block(body)
     if split:  # once more: the split fields' values now flow to their reads
-        ntemps = f.ntemps
-        f = _Func(_at(ast.FunctionDef(fn.name, fn.args, body, [], None, None), fn), keys,
-                  slots)
-        f.ntemps = ntemps
-        body, _ = f.block(body, _State())
-        body, _ = _dce(keys, body, set())
+        f, body = _propagate_again(f, fn, keys, slots, body)
         body, _ = _dse(keys, body, set())
         body = _merge_ifs(keys, body)
     fn.body = body or [_at(ast.Pass(), fn)]
+
+
+def _propagate_again(f: _Func, fn: ast.FunctionDef, keys: _Keys, slots: set[int],
+                     body: list[ast.stmt]) -> tuple[_Func, list[ast.stmt]]:
+    """Step 2 once more over `body` (temporaries numbered on from `f`'s), then DCE."""
+    again = _Func(_at(ast.FunctionDef(fn.name, fn.args, body, [], None, None), fn), keys, slots)
+    again.ntemps = f.ntemps
+    body, _ = again.block(body, _State())
+    body, _ = _dce(keys, body, set())
+    return again, body
 
 
 def optimize_source(src: str, facts: Facts) -> ast.Module:
