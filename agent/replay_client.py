@@ -454,8 +454,9 @@ class ReplayClient:
                 return
             wait = min(self._due(p) for p in self._active) - now
             msg = self.transport.recv(max(wait, 0.0))
-            if msg is not None:
+            while msg is not None:  # then what else is queued, before the timers again
                 self._dispatch(msg)
+                msg = None if done() else self.transport.recv(0.0)
 
     def _drain(self) -> None:
         """Take in whatever replies have already arrived."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .compiler import Compiled
 from .packet import Pkt
@@ -66,6 +67,35 @@ class _Copies:
 
     def left(self) -> int:
         return len(self.replicas) - self.i
+
+
+Emit = Callable[[int, bytes], None]
+
+
+class Outputs(Protocol):
+    """Where a run puts what leaves the switch: a list, or an _Emitter."""
+
+    def append(self, item: tuple[int, bytes]) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class _Emitter:
+    """A run's output list when its frames leave as each egress pass ends, as a
+    switch's do (a SAMPLE's first reply goes out before its last copy is made)."""
+
+    __slots__ = ("emit", "sent")
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self.sent = 0
+
+    def append(self, item: tuple[int, bytes]) -> None:
+        self.sent += 1
+        self.emit(*item)
+
+    def __len__(self) -> int:
+        return self.sent
 
 
 def _waiting(q: deque[Any]) -> int:
@@ -133,11 +163,20 @@ class Engine:
 
     # ---- one injected packet ------------------------------------------------
 
-    def run(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
-        """Everything that leaves the switch because ``data`` arrived on ``port``."""
+    def run(self, port: int, data: bytes, emit: Emit | None = None) -> list[tuple[int, bytes]]:
+        """Everything that leaves the switch because ``data`` arrived on ``port``, in
+        order; with ``emit``, each frame is handed to it the moment its egress pass
+        ends instead, and the list returned is empty."""
+        if emit is None:
+            out: list[tuple[int, bytes]] = []
+            self._run(port, data, out)
+            return out
+        self._run(port, data, _Emitter(emit))
+        return []
+
+    def _run(self, port: int, data: bytes, out: Outputs) -> None:
         stats = self.stats
         stats.packets_in += 1
-        out: list[tuple[int, bytes]] = []
         F = self.zero[:]
         F[self.s_port] = port
         F[self.s_len] = len(data)
@@ -170,7 +209,7 @@ class Engine:
                                 F[s_rid] = rid
                             if egress_runs >= max_egress:
                                 stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
-                                return out
+                                return
                             egress_runs += 1
                             try:
                                 egress(Pkt(F, payload, iport, ilen, orig, plen, eport), egress_q,
@@ -182,7 +221,7 @@ class Engine:
                     egress_q.popleft()
                     if egress_runs >= max_egress:
                         stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
-                        return out
+                        return
                     egress_runs += 1
                     try:
                         egress(pk, egress_q, ingress_q, out)
@@ -190,12 +229,12 @@ class Engine:
                         stats.errors += 1
                         stats.dropped += 1
                 if not ingress_q:
-                    return out
+                    return
                 pk = ingress_q.popleft()
                 passes += 1
                 if passes > self.max_passes:
                     stats.loop_limit_drops += 1 + len(ingress_q)
-                    return out
+                    return
                 stats.passes += 1
                 try:
                     self._ingress(pk, egress_q, ingress_q)
@@ -325,7 +364,7 @@ class Engine:
     # ---- egress -----------------------------------------------------------
 
     def _egress(self, pk: Pkt, egress_q: deque[Pkt], ingress_q: deque[Pkt],
-                out: list[tuple[int, bytes]]) -> None:
+                out: Outputs) -> None:
         F = pk.F
         if self.timestamps:
             now = self.now_us()

@@ -169,18 +169,26 @@ class Dataplane:
         self._packet_in = sink
 
     def receive(self, port: int, frame: bytes) -> None:
-        """Run a frame received on ``port`` through the live switch and send the outputs."""
+        """Run a frame received on ``port`` through the live switch. Frames for the
+        ports leave as each egress pass ends; frames for the CPU port go to the
+        packet-in sink once the switch is released (it takes the stream's locks)."""
+        to_cpu: list[bytes] = []
+        cpu_port, transmit = self.cpu_port, self._transmit
+
+        def emit(out_port: int, out_frame: bytes) -> None:
+            if cpu_port and out_port == cpu_port:
+                to_cpu.append(out_frame)
+            else:
+                transmit(out_port, out_frame)
+
         with self._lock:
             switch = self._live
             if switch is None:
                 return
-            outputs = switch.process(port, frame)
-        for out_port, out_frame in outputs:
-            if self.cpu_port and out_port == self.cpu_port:
-                if self._packet_in is not None:
-                    self._packet_in(out_frame)
-            else:
-                self._transmit(out_port, out_frame)
+            switch.process(port, frame, emit)
+        if self._packet_in is not None:
+            for out_frame in to_cpu:
+                self._packet_in(out_frame)
 
     def packet_out(self, frame: bytes) -> None:
         """Inject a controller frame on the CPU port (TargetError if there is none)."""

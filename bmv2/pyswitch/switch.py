@@ -97,12 +97,16 @@ class Switch:
 
     # ---- packets ----------------------------------------------------------
 
-    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+    def process(self, port: int, data: bytes,
+                emit: OutputHook | None = None) -> list[tuple[int, bytes]]:
         """Run one packet through everything it causes; what leaves each port, in order.
 
         Never raises for a bad packet: errors are counted in ``stats`` and the
         packet is dropped. ``on_output`` (if set) is called for each output
-        after the switch lock is released.
+        after the switch lock is released. With ``emit``, each output is instead
+        handed to it as soon as its egress pass ends (under the switch lock), and
+        the list returned is empty: a live switch sends a SAMPLE's first replies
+        while it still makes the later ones.
         """
         with self._lock:
             engine = self._engine
@@ -110,7 +114,7 @@ class Switch:
                 self.stats.packets_in += 1
                 self.stats.dropped += 1
                 return []
-            out = engine.run(port, bytes(data))
+            out = engine.run(port, bytes(data), emit)
         hook = self.on_output
         if hook is not None:
             for p, d in out:

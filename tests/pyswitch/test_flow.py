@@ -183,6 +183,29 @@ def test_output_hook_and_cpu_port(load) -> None:
     assert seen == out and s.cpu_port == 255
 
 
+def test_emit_hands_each_frame_on_when_its_egress_pass_ends(
+        sw: Switch, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live switch sends a multicast's first copy before it makes the next one."""
+    expected = sw.process(IN_PORT, ctl(2) + PAYLOAD)
+    engine = sw._loaded()[2]
+    passes = 0
+    egress = engine._egress
+
+    def counted(*args: object) -> None:
+        nonlocal passes
+        passes += 1
+        egress(*args)
+
+    monkeypatch.setattr(engine, "_egress", counted)
+    emitted: list[tuple[int, int, bytes]] = []
+    out = sw.process(IN_PORT, ctl(2) + PAYLOAD,
+                     emit=lambda port, data: emitted.append((passes, port, data)))
+    assert out == []
+    assert [(p, d) for _n, p, d in emitted] == expected
+    assert [n for n, _p, _d in emitted] == [1, 2, 3]
+    assert sw.stats.packets_out == 2 * len(expected)
+
+
 def test_load_replaces_pipeline_and_clears_state(sw: Switch) -> None:
     sw.register_write("I.store", 1, 7)
     sw.load(sw.program_json)
