@@ -62,7 +62,6 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     FOR_EACH_WORD(DECLARE_WORD_ARRAY)
 
     action write_record() {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.write(meta.cell, meta.stamp);
         slot_record_priority.write(meta.cell, meta.priority);
 #define WRITE_WORD(i) payload_w##i.write(meta.cell, payload.w##i);
@@ -70,7 +69,6 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     }
 
     action read_record() {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.read(meta.stamp, meta.cell);
         slot_record_priority.read(meta.priority, meta.cell);
         payload.setValid();
@@ -79,7 +77,6 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     }
 
     action clear_record() {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.write(meta.cell, 0);
         slot_record_priority.write(meta.cell, 0);
 #define CLEAR_WORD(i) payload_w##i.write(meta.cell, 0);
@@ -89,7 +86,6 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     /* UPDATE: only into the record of the experience it checked (an INSERT on
      * another egress thread may have written the slot since). */
     action write_priority() {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_record_stamp.read(meta.hi, meta.cell);
         slot_record_priority.read(meta.lo, meta.cell);
         slot_record_priority.write(meta.cell, (meta.hi == meta.stamp) ? meta.priority : meta.lo);
@@ -107,8 +103,18 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
         default_action = NoAction();
     }
 
+    /* The record's cell, in an action of its own: computed in the table's
+     * actions, p4c copies the expression into every register access (18 of
+     * them per read), and bmv2 evaluates each into a temporary per pass. */
+    action locate_record() {
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+    }
+
     apply {
-        slot_store.apply();
+        if (meta.store_op != 0) {
+            locate_record();
+            slot_store.apply();
+        }
     }
 }
 

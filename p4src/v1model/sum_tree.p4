@@ -30,6 +30,11 @@
  *              may belong to no node.
  *   TREE_TOTAL the total only (SAMPLE, READ and the replies that report it).
  *
+ * Each level's action leaves the next level's index in meta.cell (the root's
+ * for level 1, level L-1's for the leaf): an index computed in the action that
+ * uses it, p4c copies into each of its register accesses, and bmv2 evaluates
+ * every copy into a temporary per pass.
+ *
  * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
  */
 #ifndef REPLAY_SUM_TREE_P4
@@ -43,6 +48,10 @@
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
 const bit<8> TREE_TOTAL = 3;
+
+/* Level l's cell on the way to the slot (ADD) or below meta.node (WALK). */
+#define ADD_CELL(l)  ((meta.table_index << (l)) | (meta.slot >> (SLOT_BITS - (l))))
+#define WALK_CELL(l) ((meta.table_index << (l)) | (meta.node << 1))
 
 control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
@@ -90,6 +99,7 @@ control SumTree(inout metadata_t meta) {
         meta.total = (meta.hi ++ meta.lo) + meta.delta;
         tree_root_hi.write(meta.table_index, meta.total[63:32]);
         tree_root_lo.write(meta.table_index, meta.total[31:0]);
+        meta.cell = ADD_CELL(1);
     }
 
     action read_root() {
@@ -97,6 +107,7 @@ control SumTree(inout metadata_t meta) {
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
         meta.node = 0;
+        meta.cell = meta.table_index << 1;
     }
 
     table root {
@@ -113,21 +124,21 @@ control SumTree(inout metadata_t meta) {
     /* ---- levels 1 .. L-1 -------------------------------------------------- */
 #define LEVEL(l) \
     action add_l##l() { \
-        meta.cell = (meta.table_index << l) | (meta.slot >> (SLOT_BITS - l)); \
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
         meta.sum = (meta.hi ++ meta.lo) + meta.delta; \
         tree_l##l##_hi.write(meta.cell, meta.sum[63:32]); \
         tree_l##l##_lo.write(meta.cell, meta.sum[31:0]); \
+        meta.cell = ADD_CELL(l + 1); \
     } \
     action descend_l##l() { \
-        meta.cell = (meta.table_index << l) | (meta.node << 1); \
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
         meta.sum = meta.hi ++ meta.lo; \
         meta.go_left = (bit<1>)(meta.r < meta.sum); \
         meta.node = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1); \
         meta.r = (meta.go_left == 1) ? meta.r : meta.r - meta.sum; \
+        meta.cell = WALK_CELL(l + 1); \
     } \
     table level_l##l { \
         key = { meta.tree_op : exact; } \
@@ -142,11 +153,11 @@ control SumTree(inout metadata_t meta) {
 
     /* ---- level L ---------------------------------------------------------- */
     action write_leaf() {
-        tree_leaf.write((meta.table_index << SLOT_BITS) | meta.slot, meta.priority);
+        tree_leaf.write(meta.cell, meta.priority);
     }
 
     action descend_leaf() {
-        tree_leaf.read(meta.lo, (meta.table_index << SLOT_BITS) | (meta.node << 1));
+        tree_leaf.read(meta.lo, meta.cell);
         meta.go_left = (bit<1>)(meta.r < (bit<64>)meta.lo);
         meta.slot = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1);
     }
