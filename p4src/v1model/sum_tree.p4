@@ -31,9 +31,10 @@
  *   TREE_TOTAL the total only (SAMPLE, READ and the replies that report it).
  *
  * Each level's action leaves the next level's index in meta.cell (the root's
- * for level 1, level L-1's for the leaf): an index computed in the action that
- * uses it, p4c copies into each of its register accesses, and bmv2 evaluates
- * every copy into a temporary per pass.
+ * for level 1, level L-1's for the leaf; locate_slot the slot's, for ADD's
+ * swap): an index computed in the action that uses it, p4c copies into each of
+ * its register accesses, and bmv2 evaluates every copy into a temporary per
+ * pass.
  *
  * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
  */
@@ -73,7 +74,6 @@ control SumTree(inout metadata_t meta) {
      * between; the UPDATE then leaves the leaf and carries the leaf's priority
      * on (to tree_leaf and the record). Every other TREE_ADD sets both. */
     action swap_priority() {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
         slot_priority_stamp.read(meta.hi, meta.cell);
         slot_priority.read(meta.lo, meta.cell);
         meta.priority = (meta.guard_op == GUARD_CHECK && meta.hi != meta.stamp)
@@ -172,7 +172,14 @@ control SumTree(inout metadata_t meta) {
         default_action = NoAction();
     }
 
+    action locate_slot() {
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+    }
+
     apply {
+        if (meta.tree_op == TREE_ADD) {
+            locate_slot();
+        }
         leaf_value.apply();
         root.apply();
         if (meta.tree_op == TREE_WALK) {
