@@ -9,6 +9,7 @@ the same numbers for the data plane.
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,7 @@ HEADER = struct.Struct("!8B5IQ")
 WIRE_ORDER = ("version", "op", "flags", "status", "table", "count", "index", "reserved",
               "request_id", "slot", "stamp", "priority", "size", "total")
 HEADER_BYTES = HEADER.size  # 36
+_wire_values = operator.attrgetter(*WIRE_ORDER)
 
 PRIORITY_FRACTION_BITS = 16
 PRIORITY_ONE = 1 << PRIORITY_FRACTION_BITS
@@ -210,7 +212,7 @@ def encode(msg: Message) -> bytes:
     for name in ("request_id", "slot", "stamp", "priority", "size"):
         _check_range(name, getattr(msg, name), 32)
     _check_range("total", msg.total, 64)
-    head = HEADER.pack(*(getattr(msg, name) for name in WIRE_ORDER))
+    head = HEADER.pack(*_wire_values(msg))
     if msg.payload is None:
         return head
     if len(msg.payload) != PAYLOAD_BYTES:

@@ -69,7 +69,8 @@ class _Copies:
         return len(self.replicas) - self.i
 
 
-Emit = Callable[[int, bytes], None]
+#: Where a frame goes: called with (egress port, frame).
+OutputHook = Callable[[int, bytes], None]
 
 
 class Outputs(Protocol):
@@ -86,7 +87,7 @@ class _Emitter:
 
     __slots__ = ("emit", "sent")
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: OutputHook) -> None:
         self.emit = emit
         self.sent = 0
 
@@ -163,7 +164,8 @@ class Engine:
 
     # ---- one injected packet ------------------------------------------------
 
-    def run(self, port: int, data: bytes, emit: Emit | None = None) -> list[tuple[int, bytes]]:
+    def run(self, port: int, data: bytes,
+            emit: OutputHook | None = None) -> list[tuple[int, bytes]]:
         """Everything that leaves the switch because ``data`` arrived on ``port``, in
         order; with ``emit``, each frame is handed to it the moment its egress pass
         ends instead, and the list returned is empty."""

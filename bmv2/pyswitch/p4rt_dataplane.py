@@ -15,14 +15,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bmv2.pyswitch.engine import OutputHook
 from bmv2.pyswitch.errors import PySwitchError
 from bmv2.pyswitch.p4info_index import MatchType, TableInfo
 from bmv2.pyswitch.p4rt_status import TargetError
 from bmv2.pyswitch.p4rt_tables import FieldValue, MatchKey, dont_care
 from bmv2.pyswitch.switch import Switch
 from bmv2.pyswitch.tables import Exact, Lpm, Match, Optional_, Range, Ternary
-
-Sink = Callable[[int, bytes], None]
 
 
 def engine_matches(table: TableInfo, key: MatchKey) -> list[Match]:
@@ -71,7 +70,7 @@ class Dataplane:
         self._lock = threading.RLock()
         self._live: Switch | None = None
         self._saved: Switch | None = None
-        self._transmit: Sink = lambda port, frame: None
+        self._transmit: OutputHook = lambda port, frame: None
         self._packet_in: Callable[[bytes], None] | None = None
 
     # -- pipelines ---------------------------------------------------------
@@ -160,7 +159,7 @@ class Dataplane:
 
     # -- packets -------------------------------------------------------------
 
-    def set_transmit(self, transmit: Sink) -> None:
+    def set_transmit(self, transmit: OutputHook) -> None:
         """Where frames for ports other than the CPU port go."""
         self._transmit = transmit
 

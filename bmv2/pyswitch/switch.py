@@ -9,19 +9,17 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .compiler import Compiled, compile_program
-from .engine import Engine, Stats
+from .engine import Engine, OutputHook, Stats
 from .errors import InvalidEntryError, PySwitchError, UnknownNameError
 from .info import ProgramInfo, program_info
 from .pre import CloneSession, Pre, Replica
 from .program import Program, load_program
 from .tables import Match, Table, TableEntry
-
-OutputHook = Callable[[int, bytes], None]
 
 
 class Switch:

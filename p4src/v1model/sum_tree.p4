@@ -107,7 +107,7 @@ control SumTree(inout metadata_t meta) {
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
         meta.node = 0;
-        meta.cell = meta.table_index << 1;
+        meta.cell = WALK_CELL(1);
     }
 
     table root {
