@@ -12,11 +12,14 @@
  *   ingress   IPv4 from a host -> SourceGuard (its port, MAC and address must
  *             be bound, else dropped); ARP -> ArpResponder; replay request to the VIP ->
  *             ReplayAdmission (checks, then unicast back, or a multicast
- *             group for SAMPLE n and RESET); other IPv4 -> Ipv4Forwarding;
+ *             group for SAMPLE n and RESET; an admitted SAMPLE's reply
+ *             addressing, ReplyAddress); other IPv4 -> Ipv4Forwarding;
  *             anything else is dropped. Ingress holds no replay state.
  *   PRE       SAMPLE n: n copies toward the requester, rid = reply index.
  *   egress    replay requests and their copies -> ReplayService, where all
- *             replay state lives; broadcast copies are readdressed.
+ *             replay state lives (a SAMPLE copy drawn again is turned back
+ *             into its request and recirculated); broadcast copies are
+ *             readdressed.
  * The wire format is in docs/protocol.md.
  */
 #include <core.p4>
@@ -45,6 +48,7 @@ control ReplayIngress(inout headers_t hdr,
     ArpResponder() arp;
     Ipv4Forwarding() ipv4;
     ReplayAdmission() replay;
+    ReplyAddress() reply_address;
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -87,6 +91,13 @@ control ReplayIngress(inout headers_t hdr,
                 arp.apply(hdr, meta);
             } else if (meta.is_request == 1) {
                 replay.apply(hdr, meta);
+                /* A SAMPLE's n replies share their addressing: built once here,
+                 * so that each copy's egress pass only fills in its own fields. */
+                if (meta.status == STATUS_OK && hdr.replay.op == OP_SAMPLE
+                    && meta.from_cpu == 0) {
+                    reply_address.apply(hdr, meta, meta.orig_port);
+                    meta.addressed = 1;
+                }
             } else if (hdr.ipv4.isValid()) {
                 ipv4.apply(hdr, meta);
             } else {

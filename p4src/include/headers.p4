@@ -63,6 +63,11 @@ header ipv4_h {
     bit<32> dst_addr;
 }
 
+/* The fields an IPv4 header's checksum covers: all but the checksum itself. */
+#define IPV4_CHECKSUM_FIELDS(ip) \
+    { ip.version, ip.ihl, ip.diffserv, ip.total_len, ip.identification, \
+      ip.flags, ip.frag_offset, ip.ttl, ip.protocol, ip.src_addr, ip.dst_addr }
+
 header udp_h {
     bit<16> src_port;
     bit<16> dst_port;
@@ -146,6 +151,7 @@ struct metadata_t {
     bit<8>  default_mode;
     bit<8>  allowed_ops;     /* replay_acl */
     bit<8>  copies;          /* SAMPLE: n - 1, whose leading bit picks the group */
+    bit<1>  addressed;       /* the reply's addressing is done (ReplyAddress in ingress) */
 
     /* egress: the plan (replay_plan) */
     bit<8>  ring_op;
@@ -166,7 +172,6 @@ struct metadata_t {
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
     bit<64> r;               /* prioritized draw, walked down the tree */
-    bit<32> node;            /* that node's index within its level */
 
     /* egress: scratch of one action. Metadata, not action locals, so that
      * p4c keeps each step one assignment instead of substituting it into
@@ -175,7 +180,6 @@ struct metadata_t {
     bit<32> hi;              /* a pair's halves as read */
     bit<32> lo;
     bit<64> sum;             /* a pair as one value */
-    bit<1>  go_left;
     bit<64> mask;            /* power-of-two range of a draw, minus one */
     bit<64> draw0;           /* the draw attempts */
     bit<64> draw1;

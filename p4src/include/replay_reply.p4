@@ -1,27 +1,38 @@
 /*
  * replay_reply.p4 -- turn the request in this packet (or this copy of it) into
- * its reply, addressed back to the requester, in egress: the egress port is
- * already the requester's (or the CPU port, where the reply gets a packet_in
- * header). meta.frame_len is the reply's exact length, to which the
+ * its reply, addressed back to the requester, in two parts:
+ *
+ *   ReplyAddress  what every reply to the request shares: addresses and ports
+ *                 swapped, the header made a well-formed v1 reply, the lengths
+ *                 and meta.frame_len of a reply with a payload (the longest).
+ *   ReplyFields   what is this reply's own: status, index, slot, stamp,
+ *                 priority, size, total, and the lengths of a reply without a
+ *                 payload.
+ *
+ * ReplyBuilder applies both in egress, where the egress port is already the
+ * requester's (or the CPU port, where the reply gets a packet_in header). An
+ * architecture may apply ReplyAddress once in ingress instead, for a SAMPLE
+ * whose n copies then only fill in their own fields (meta.addressed);
+ * ReplyUnaddress turns such a copy back into its request when it has to be
+ * drawn again. meta.frame_len is the reply's exact length, to which the
  * architecture's top level truncates the frame.
  */
 #ifndef REPLAY_REPLY_P4
 #define REPLAY_REPLY_P4
 
-control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
+/* A reply's addresses and ports are its request's, exchanged (and back).
+ * Each swap is three XORs in place: a temporary would be one more field in
+ * every copy's PHV on bmv2, for each place the swap is used. */
+#define XOR_SWAP(a, b) a = a ^ b; b = b ^ a; a = a ^ b;
+#define SWAP_ADDRESSES(hdr) \
+        XOR_SWAP(hdr.ethernet.dst_addr, hdr.ethernet.src_addr) \
+        XOR_SWAP(hdr.ipv4.dst_addr, hdr.ipv4.src_addr) \
+        XOR_SWAP(hdr.udp.dst_port, hdr.udp.src_port)
+
+control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_port) {
     apply {
-        bit<48> mac = hdr.ethernet.dst_addr;
-        hdr.ethernet.dst_addr = hdr.ethernet.src_addr;
-        hdr.ethernet.src_addr = mac;
-
-        bit<32> ip = hdr.ipv4.dst_addr;
-        hdr.ipv4.dst_addr = hdr.ipv4.src_addr;
-        hdr.ipv4.src_addr = ip;
+        SWAP_ADDRESSES(hdr)
         hdr.ipv4.ttl = REPLY_TTL;
-
-        bit<16> port = hdr.udp.dst_port;
-        hdr.udp.dst_port = hdr.udp.src_port;
-        hdr.udp.src_port = port;
         hdr.udp.checksum = 0;
 
         if (!hdr.replay.isValid()) {   /* request too short to hold a header */
@@ -39,6 +50,27 @@ control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
         hdr.replay.flags[7:6] = 0;
         hdr.replay.flags[3:3] = 0;
         hdr.replay.flags[0:0] = 1;
+
+        hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
+        hdr.ipv4.total_len = IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
+        meta.ip_rewritten = 1;
+
+        hdr.packet_out.setInvalid();
+        if (out_port == CPU_PORT) {
+            hdr.packet_in.setValid();
+            hdr.packet_in.ingress_port = meta.orig_port;
+            hdr.packet_in._pad = 0;
+            meta.frame_len = CONTROLLER_HDR_BYTES + ETHERNET_BYTES + (bit<32>)IPV4_BYTES
+                             + (bit<32>)(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
+        } else {
+            meta.frame_len = ETHERNET_BYTES + (bit<32>)IPV4_BYTES
+                             + (bit<32>)(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
+        }
+    }
+}
+
+control ReplyFields(inout headers_t hdr, inout metadata_t meta) {
+    apply {
         hdr.replay.status = meta.status;
         hdr.replay.index = meta.index;
         hdr.replay.slot = meta.slot;
@@ -47,24 +79,33 @@ control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
         hdr.replay.size = meta.size;
         hdr.replay.total = meta.total;
 
-        if (hdr.payload.isValid()) {
-            hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
-        } else {
+        if (!hdr.payload.isValid()) {
             hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES;
+            hdr.ipv4.total_len = IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES;
+            meta.frame_len = meta.frame_len - (bit<32>)PAYLOAD_BYTES;
         }
-        hdr.ipv4.total_len = IPV4_BYTES + hdr.udp.length;
-        meta.ip_rewritten = 1;
+    }
+}
 
-        hdr.packet_out.setInvalid();
-        if (meta.egress_port == CPU_PORT) {
-            hdr.packet_in.setValid();
-            hdr.packet_in.ingress_port = meta.orig_port;
-            hdr.packet_in._pad = 0;
-            meta.frame_len = CONTROLLER_HDR_BYTES + ETHERNET_BYTES + (bit<32>)IPV4_BYTES
-                             + (bit<32>)hdr.udp.length;
-        } else {
-            meta.frame_len = ETHERNET_BYTES + (bit<32>)IPV4_BYTES + (bit<32>)hdr.udp.length;
+/* A copy addressed in ingress that goes round again: its request as it was,
+ * so that the next ingress pass admits and addresses it like the first (its
+ * lengths stay the reply's, which the request's checks accept). */
+control ReplyUnaddress(inout headers_t hdr) {
+    apply {
+        SWAP_ADDRESSES(hdr)
+        hdr.replay.flags[0:0] = 0;
+    }
+}
+
+control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
+    ReplyAddress() address;
+    ReplyFields() fields;
+
+    apply {
+        if (meta.addressed == 0) {
+            address.apply(hdr, meta, meta.egress_port);
         }
+        fields.apply(hdr, meta);
     }
 }
 

@@ -22,7 +22,8 @@
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
  *   SlotStore     slot_record_stamp, slot_record_priority, payload_w0 .. w15
  *                 (a reply's stamp, priority and payload: one record)
- *   ReplayVerdict reply (ReplyBuilder), drop (no ACK asked, not reply 0 of a
+ *   ReplayVerdict reply (ReplyBuilder: a SAMPLE copy addressed in ingress
+ *                 only fills in its own fields), drop (no ACK asked, not reply 0 of a
  *                 refused SAMPLE), or again (a SAMPLE reply whose draws all
  *                 overshot or that landed on a slot another thread is still
  *                 writing, the next RESET round); a SAMPLE reply still on
@@ -189,6 +190,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     SumTree() tree;
     SlotStore() store;
     ReplyBuilder() reply;
+    ReplyUnaddress() unaddress;
     ReplayPlan() plan;
     ReplayVerdict() verdict;
 
@@ -266,6 +268,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 reply.apply(hdr, meta);
                 meta.verdict = EGRESS_REPLY;
             } else if (again) {
+                if (meta.addressed == 1) {
+                    unaddress.apply(hdr);
+                }
                 meta.verdict = EGRESS_AGAIN;
             } else {
                 meta.verdict = EGRESS_DROP;

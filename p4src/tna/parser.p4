@@ -98,11 +98,7 @@ control ReplayEgressDeparser(packet_out pkt,
 
     apply {
         if (meta.ip_rewritten == 1) {
-            hdr.replay.ipv4.hdr_checksum = ipv4_checksum.update({
-                hdr.replay.ipv4.version, hdr.replay.ipv4.ihl, hdr.replay.ipv4.diffserv,
-                hdr.replay.ipv4.total_len, hdr.replay.ipv4.identification,
-                hdr.replay.ipv4.flags, hdr.replay.ipv4.frag_offset, hdr.replay.ipv4.ttl,
-                hdr.replay.ipv4.protocol, hdr.replay.ipv4.src_addr, hdr.replay.ipv4.dst_addr });
+            hdr.replay.ipv4.hdr_checksum = ipv4_checksum.update(IPV4_CHECKSUM_FIELDS(hdr.replay.ipv4));
         }
         pkt.emit(hdr.loop);
         pkt.emit(hdr.replay);

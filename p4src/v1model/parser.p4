@@ -52,10 +52,7 @@ control ReplayComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         update_checksum(
             hdr.ipv4.isValid() && meta.ip_rewritten == 1,
-            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv,
-              hdr.ipv4.total_len, hdr.ipv4.identification,
-              hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl,
-              hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            IPV4_CHECKSUM_FIELDS(hdr.ipv4),
             hdr.ipv4.hdr_checksum,
             HashAlgorithm.csum16);
     }

@@ -46,7 +46,9 @@ control SlotGuard(inout metadata_t meta) {
     }
 
     apply {
-        slot_guard.apply();
+        if (meta.guard_op != 0) {   /* op 0 (SAMPLE copies): no lookup, it can only miss */
+            slot_guard.apply();
+        }
     }
 }
 

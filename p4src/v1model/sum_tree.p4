@@ -34,7 +34,8 @@
  * for level 1, level L-1's for the leaf; locate_slot the slot's, for ADD's
  * swap): an index computed in the action that uses it, p4c copies into each of
  * its register accesses, and bmv2 evaluates every copy into a temporary per
- * pass.
+ * pass. The walk keeps its path in meta.cell alone (WALK_STEP): every field
+ * an action writes costs each pass on bmv2.
  *
  * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
  */
@@ -50,9 +51,13 @@ const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
 const bit<8> TREE_TOTAL = 3;
 
-/* Level l's cell on the way to the slot (ADD) or below meta.node (WALK). */
+/* Level l's cell on the way to the slot (ADD). */
 #define ADD_CELL(l)  ((meta.table_index << (l)) | (meta.slot >> (SLOT_BITS - (l))))
-#define WALK_CELL(l) ((meta.table_index << (l)) | (meta.node << 1))
+/* The walk's step from the left child it read at one level (meta.cell, node
+ * 2n of that level) to the left child of the node it goes to at the next:
+ * node 2n, or 2n+1 when r is not below the left child's sum, one level down
+ * is ((t << l) | 2n | right) << 1, so the cell alone carries the path. */
+#define WALK_STEP(sum) ((meta.cell | (bit<32>)(bit<1>)(meta.r >= (sum))) << 1)
 
 control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
@@ -106,8 +111,7 @@ control SumTree(inout metadata_t meta) {
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
-        meta.node = 0;
-        meta.cell = WALK_CELL(1);
+        meta.cell = meta.table_index << 1;   /* level 1, node 0 (the root's left child) */
     }
 
     table root {
@@ -135,10 +139,8 @@ control SumTree(inout metadata_t meta) {
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
         meta.sum = meta.hi ++ meta.lo; \
-        meta.go_left = (bit<1>)(meta.r < meta.sum); \
-        meta.node = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1); \
-        meta.r = (meta.go_left == 1) ? meta.r : meta.r - meta.sum; \
-        meta.cell = WALK_CELL(l + 1); \
+        meta.cell = WALK_STEP(meta.sum); \
+        meta.r = (meta.r < meta.sum) ? meta.r : meta.r - meta.sum; \
     } \
     table level_l##l { \
         key = { meta.tree_op : exact; } \
@@ -158,8 +160,7 @@ control SumTree(inout metadata_t meta) {
 
     action descend_leaf() {
         tree_leaf.read(meta.lo, meta.cell);
-        meta.go_left = (bit<1>)(meta.r < (bit<64>)meta.lo);
-        meta.slot = (meta.node << 1) | (bit<32>)(meta.go_left ^ 1);
+        meta.slot = (meta.cell | (bit<32>)(bit<1>)(meta.r >= (bit<64>)meta.lo)) & (NUM_SLOTS - 1);
     }
 
     table leaf {
@@ -179,8 +180,8 @@ control SumTree(inout metadata_t meta) {
     apply {
         if (meta.tree_op == TREE_ADD) {
             locate_slot();
+            leaf_value.apply();
         }
-        leaf_value.apply();
         root.apply();
         if (meta.tree_op == TREE_WALK) {
             if (meta.total == 0) {

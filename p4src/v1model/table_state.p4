@@ -128,7 +128,9 @@ control MaxPriority(inout metadata_t meta) {
     }
 
     apply {
-        max_state.apply();
+        if (meta.max_op != 0) {   /* op 0 (most SAMPLE copies): no lookup, it can only miss */
+            max_state.apply();
+        }
     }
 }
 
