@@ -167,6 +167,7 @@ struct metadata_t {
     bit<32> stamp;
     bit<32> priority;
     bit<32> size;
+    bit<32> size_mask;       /* v1model: the uniform draw's mask (ring_mask) */
     bit<64> total;
     bit<64> delta;           /* leaf change, added to every ancestor (mod 2^64) */
     bit<1>  found;           /* a draw landed inside its range */
@@ -181,7 +182,7 @@ struct metadata_t {
     bit<32> lo;
     bit<64> sum;             /* a pair as one value */
     bit<64> mask;            /* power-of-two range of a draw, minus one */
-    bit<64> draw0;           /* the draw attempts */
+    bit<64> draw0;           /* the draw attempts (v1model: draw1..3, after its first) */
     bit<64> draw1;
     bit<64> draw2;
     bit<64> draw3;

@@ -1,82 +1,102 @@
 /*
  * draw.p4 -- the random draws of a SAMPLE reply, over power-of-two ranges only.
  *
- * To draw from [0, n): mask a 32-bit random value to the smallest power of two
- * >= n (the leading bit of n - 1, smeared right) and reject a value >= n,
- * which happens with probability < 1/2. SAMPLE_DRAWS attempts are made in the
- * same pass and the first one inside the range is taken, so the result is
- * exactly uniform over [0, n); if every attempt overshoots (probability
- * < 2^-SAMPLE_DRAWS) meta.found stays 0 and the reply is drawn again in
- * another pass (replay_service.p4).
+ * To draw from [0, n): mask a random value to 2^k - 1 for a power of two
+ * 2^k >= n and reject a value >= n. The first attempt is made on its own, and
+ * only when it overshoots are three more made (FOR_EACH_MORE_DRAW), in the same pass;
+ * the first one inside the range is taken, so the result is exactly uniform
+ * over [0, n) whatever 2^k >= n the mask stands for (the smallest one keeps an
+ * attempt's overshoot below 1/2). If every attempt overshoots meta.found stays
+ * 0 (probability below 1/16) and the reply is drawn again in another pass
+ * (replay_service.p4).
+ *
+ * A uniform draw's mask is the ring's (ring_mask, kept with the size in
+ * table_state.p4, so no copy computes it); a proportional draw's is the
+ * total's leading bit smeared right (PowerOfTwoMask).
  */
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4
 
-/* Attempt i: meta.draw<i>, a random value masked to meta.mask. */
-#define FOR_EACH_DRAW(X) X(0) X(1) X(2) X(3)
+/* The attempts after the first: meta.draw<i>, a random value masked. */
+#define FOR_EACH_MORE_DRAW(X) X(1) X(2) X(3)
 
-/* One step of smearing meta.mask's leading bit to the right; six steps turn
- * bound - 1 into the smallest 2^k - 1 >= it. Each step is its own action: in
- * one action p4c would substitute every step into the next, doubling the
- * expression six times. */
-#define SMEAR_MASK \
-        smear(1); \
-        smear(2); \
-        smear(4); \
-        smear(8); \
-        smear(16); \
-        smear(32);
-
-/* Uniform: meta.slot in [0, meta.size). */
-control UniformDraw(inout metadata_t meta) {
+/* meta.mask -> the smallest 2^k - 1 >= it: its leading bit smeared right in
+ * six steps, each its own action (in one action p4c would substitute every
+ * step into the next, doubling the expression six times). */
+control PowerOfTwoMask(inout metadata_t meta) {
     action smear(bit<8> shift) {
         meta.mask = meta.mask | (meta.mask >> shift);
-    }
-
-    action draw_slot() {
-#define DRAW_SLOT(i) \
-        random(meta.lo, 32w0, 32w0xFFFFFFFF); \
-        meta.draw##i = (bit<64>)meta.lo & meta.mask;
-        FOR_EACH_DRAW(DRAW_SLOT)
-        meta.sum = (bit<64>)meta.size;
-        meta.found = (bit<1>)(meta.draw0 < meta.sum || meta.draw1 < meta.sum
-                              || meta.draw2 < meta.sum || meta.draw3 < meta.sum);
-        meta.slot = (bit<32>)((meta.draw0 < meta.sum) ? meta.draw0
-                  : ((meta.draw1 < meta.sum) ? meta.draw1
-                  : ((meta.draw2 < meta.sum) ? meta.draw2 : meta.draw3)));
     }
 
     apply {
-        meta.mask = (bit<64>)(meta.size - 1);
-        SMEAR_MASK
-        draw_slot();
+        smear(1);
+        smear(2);
+        smear(4);
+        smear(8);
+        smear(16);
+        smear(32);
     }
 }
 
-/* Proportional: meta.r in [0, meta.total), a 64-bit value drawn as two
- * 32-bit halves; the sum tree walks it down to a leaf. */
-control ProportionalDraw(inout metadata_t meta) {
-    action smear(bit<8> shift) {
-        meta.mask = meta.mask | (meta.mask >> shift);
+/* Uniform: meta.slot in [0, meta.size), masked by meta.size_mask. */
+control UniformDraw(inout metadata_t meta) {
+    action draw_first() {
+        random(meta.slot, 32w0, 32w0xFFFFFFFF);
+        meta.slot = meta.slot & meta.size_mask;
     }
 
-    action draw_point() {
-#define DRAW_POINT(i) \
-        random(meta.hi, 32w0, 32w0xFFFFFFFF); \
+    action draw_more() {
+#define DRAW_SLOT(i) \
         random(meta.lo, 32w0, 32w0xFFFFFFFF); \
-        meta.draw##i = (meta.hi ++ meta.lo) & meta.mask;
-        FOR_EACH_DRAW(DRAW_POINT)
-        meta.found = (bit<1>)(meta.draw0 < meta.total || meta.draw1 < meta.total
-                              || meta.draw2 < meta.total || meta.draw3 < meta.total);
-        meta.r = (meta.draw0 < meta.total) ? meta.draw0
-               : ((meta.draw1 < meta.total) ? meta.draw1
-               : ((meta.draw2 < meta.total) ? meta.draw2 : meta.draw3));
+        meta.draw##i = (bit<64>)(meta.lo & meta.size_mask);
+        FOR_EACH_MORE_DRAW(DRAW_SLOT)
+        meta.sum = (bit<64>)meta.size;
+        meta.found = (bit<1>)(meta.draw1 < meta.sum || meta.draw2 < meta.sum
+                              || meta.draw3 < meta.sum);
+        meta.slot = (bit<32>)((meta.draw1 < meta.sum) ? meta.draw1
+                  : ((meta.draw2 < meta.sum) ? meta.draw2 : meta.draw3));
+    }
+
+    apply {
+        draw_first();
+        if (meta.slot < meta.size) {
+            meta.found = 1;
+        } else {
+            draw_more();
+        }
+    }
+}
+
+/* Proportional: meta.r in [0, meta.total), a 64-bit value; the sum tree
+ * walks it down to a leaf. */
+control ProportionalDraw(inout metadata_t meta) {
+    PowerOfTwoMask() power_of_two;
+
+    action draw_first() {
+        random(meta.r, 64w0, 64w0xFFFFFFFFFFFFFFFF);
+        meta.r = meta.r & meta.mask;
+    }
+
+    action draw_more() {
+#define DRAW_POINT(i) \
+        random(meta.draw##i, 64w0, 64w0xFFFFFFFFFFFFFFFF); \
+        meta.draw##i = meta.draw##i & meta.mask;
+        FOR_EACH_MORE_DRAW(DRAW_POINT)
+        meta.found = (bit<1>)(meta.draw1 < meta.total || meta.draw2 < meta.total
+                              || meta.draw3 < meta.total);
+        meta.r = (meta.draw1 < meta.total) ? meta.draw1
+               : ((meta.draw2 < meta.total) ? meta.draw2 : meta.draw3);
     }
 
     apply {
         meta.mask = meta.total - 1;
-        SMEAR_MASK
-        draw_point();
+        power_of_two.apply(meta);
+        draw_first();
+        if (meta.r < meta.total) {
+            meta.found = 1;
+        } else {
+            draw_more();
+        }
     }
 }
 

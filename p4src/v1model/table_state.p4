@@ -2,6 +2,11 @@
  * table_state.p4 -- per-table state: the ring (write pointer, occupancy,
  * insert sequence number = the stamp source) and the running max priority.
  *
+ * ring_mask is the uniform draw's mask (draw.p4), kept with the size so that
+ * no SAMPLE copy computes it: some 2^k - 1 with 2^k >= size, the smallest
+ * unless the capacity was lowered (an INSERT only ever doubles it, when the
+ * size outgrows it; SET_STATE and RESET set the smallest).
+ *
  * Arrays of NUM_TABLES 32-bit cells. Each stage is one table whose op (set
  * by the plan in replay_service.p4) picks the action; every access is one action, a
  * read-modify-write of one cell as a Tofino RegisterAction would do it (and
@@ -22,6 +27,8 @@ control RingState(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLES) ring_ptr;
     register<bit<32>>(NUM_TABLES) ring_count;
     register<bit<32>>(NUM_TABLES) insert_seq;
+    register<bit<32>>(NUM_TABLES) ring_mask;
+    PowerOfTwoMask() power_of_two;
 
     action allocate() {
         ring_ptr.read(meta.slot, meta.table_index);
@@ -31,6 +38,10 @@ control RingState(inout metadata_t meta) {
         ring_count.read(meta.size, meta.table_index);
         meta.size = (meta.size < meta.capacity) ? meta.size + 1 : meta.capacity;
         ring_count.write(meta.table_index, meta.size);
+        ring_mask.read(meta.size_mask, meta.table_index);
+        meta.size_mask = (meta.size > meta.size_mask + 1) ? (meta.size_mask << 1) | 1
+                                                           : meta.size_mask;
+        ring_mask.write(meta.table_index, meta.size_mask);
 
         insert_seq.read(meta.stamp, meta.table_index);
         meta.stamp = meta.stamp + 1;
@@ -39,6 +50,7 @@ control RingState(inout metadata_t meta) {
 
     action read_size() {
         ring_count.read(meta.size, meta.table_index);
+        ring_mask.read(meta.size_mask, meta.table_index);
     }
 
     action read_all() {
@@ -51,12 +63,14 @@ control RingState(inout metadata_t meta) {
         ring_ptr.write(meta.table_index, meta.slot);
         ring_count.write(meta.table_index, meta.size);
         insert_seq.write(meta.table_index, meta.stamp);
+        ring_mask.write(meta.table_index, meta.size_mask);
     }
 
     action clear_all() {
         ring_ptr.write(meta.table_index, 0);
         ring_count.write(meta.table_index, 0);
         insert_seq.write(meta.table_index, 0);
+        ring_mask.write(meta.table_index, 0);
         meta.size = 0;
     }
 
@@ -75,6 +89,15 @@ control RingState(inout metadata_t meta) {
     }
 
     apply {
+        if (meta.ring_op == RING_WRITE_ALL) {   /* SET_STATE: the smallest mask for its size */
+            if (meta.size == 0) {
+                meta.size_mask = 0;
+            } else {
+                meta.mask = (bit<64>)(meta.size - 1);
+                power_of_two.apply(meta);
+                meta.size_mask = meta.mask[31:0];
+            }
+        }
         ring_state.apply();
     }
 }
