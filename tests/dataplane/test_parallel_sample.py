@@ -83,6 +83,26 @@ def test_uniform_is_exact_when_draws_overshoot(clean: PacketTestbed) -> None:
     assert chisquare(observed).pvalue > 1e-3
 
 
+def test_uniform_is_exact_over_a_restored_ring(clean: PacketTestbed) -> None:
+    """SET_STATE sets the uniform draw's mask for the size it restores (5 slots: [0, 8)),
+    and INSERTs grow it from there (6, 7, 8, then 9 slots: [0, 16)); too small a mask
+    would never draw the top slots, too large one would draw again and again."""
+    restore(clean, 1, [(slot, slot + 1, 1.0) for slot in range(5)], size=5)
+    for size in (5, 9):
+        if size == 9:
+            for i in range(5, 9):
+                clean.insert(1, payload(i), priority=1.0)
+        counts: Counter[int] = Counter()
+        for _ in range(20):
+            replies = clean.sample(1, 100, mode=Mode.UNIFORM)
+            assert [r.index for r in replies] == list(range(100))
+            assert all(r.ok and r.size == size and r.payload == payload(r.slot) for r in replies)
+            counts.update(r.slot for r in replies)
+        observed = np.array([counts[s] for s in range(size)])
+        assert observed.sum() == 2000
+        assert chisquare(observed).pvalue > 1e-3
+
+
 def test_refused_sample_answers_once(clean: PacketTestbed) -> None:
     before = clean.counter(3, Op.SAMPLE, Status.BELOW_MIN_SIZE)
     replies = clean.request("h1", protocol.sample(3, 4), replies=4, timeout=1.0)
