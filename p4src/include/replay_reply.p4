@@ -29,6 +29,10 @@
         XOR_SWAP(hdr.ipv4.dst_addr, hdr.ipv4.src_addr) \
         XOR_SWAP(hdr.udp.dst_port, hdr.udp.src_port)
 
+/* A reply's UDP length without and with a payload. */
+const bit<16> REPLY_UDP_BYTES = UDP_BYTES + REPLAY_HDR_BYTES;
+const bit<16> REPLY_UDP_BYTES_WITH_PAYLOAD = REPLY_UDP_BYTES + PAYLOAD_BYTES;
+
 control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_port) {
     apply {
         SWAP_ADDRESSES(hdr)
@@ -51,8 +55,8 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
         hdr.replay.flags[3:3] = 0;
         hdr.replay.flags[0:0] = 1;
 
-        hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
-        hdr.ipv4.total_len = IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES;
+        hdr.udp.length = REPLY_UDP_BYTES_WITH_PAYLOAD;
+        hdr.ipv4.total_len = IPV4_BYTES + REPLY_UDP_BYTES_WITH_PAYLOAD;
         meta.ip_rewritten = 1;
 
         hdr.packet_out.setInvalid();
@@ -60,11 +64,10 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = meta.orig_port;
             hdr.packet_in._pad = 0;
-            meta.frame_len = CONTROLLER_HDR_BYTES + ETHERNET_BYTES + (bit<32>)IPV4_BYTES
-                             + (bit<32>)(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
+            meta.frame_len = CONTROLLER_HDR_BYTES + ETHERNET_BYTES
+                             + (bit<32>)(IPV4_BYTES + REPLY_UDP_BYTES_WITH_PAYLOAD);
         } else {
-            meta.frame_len = ETHERNET_BYTES + (bit<32>)IPV4_BYTES
-                             + (bit<32>)(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
+            meta.frame_len = ETHERNET_BYTES + (bit<32>)(IPV4_BYTES + REPLY_UDP_BYTES_WITH_PAYLOAD);
         }
     }
 }
@@ -80,8 +83,8 @@ control ReplyFields(inout headers_t hdr, inout metadata_t meta) {
         hdr.replay.total = meta.total;
 
         if (!hdr.payload.isValid()) {
-            hdr.udp.length = UDP_BYTES + REPLAY_HDR_BYTES;
-            hdr.ipv4.total_len = IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES;
+            hdr.udp.length = REPLY_UDP_BYTES;
+            hdr.ipv4.total_len = IPV4_BYTES + REPLY_UDP_BYTES;
             meta.frame_len = meta.frame_len - (bit<32>)PAYLOAD_BYTES;
         }
     }

@@ -66,41 +66,37 @@ def test_each_copy_draws_its_own_sample(clean: PacketTestbed) -> None:
     assert len({r.slot for r in replies}) > 20  # 64 copies of one draw would give 1
 
 
+def uniform_counts(bed: PacketTestbed, table: int, size: int, batches: int) -> np.ndarray:
+    """How often each of `table`'s `size` slots came up in `batches` uniform SAMPLE 100,
+    every reply checked (all 100, in order, the payload its slot holds)."""
+    counts: Counter[int] = Counter()
+    for _ in range(batches):
+        replies = bed.sample(table, 100, mode=Mode.UNIFORM)
+        assert [r.index for r in replies] == list(range(100))
+        assert all(r.ok and r.size == size and r.payload == payload(r.slot) for r in replies)
+        counts.update(r.slot for r in replies)
+    observed = np.array([counts[s] for s in range(size)])
+    assert observed.sum() == 100 * batches
+    return observed
+
+
 def test_uniform_is_exact_when_draws_overshoot(clean: PacketTestbed) -> None:
     """33 slots: a draw masked to [0, 64) overshoots about half the time, so every
     batch has replies that took the redraw pass; the counts must still be flat."""
-    slots = 33
-    for i in range(slots):
+    for i in range(33):
         clean.insert(1, payload(i), priority=float(i + 1))
-    counts: Counter[int] = Counter()
-    for _ in range(40):
-        replies = clean.sample(1, 100, mode=Mode.UNIFORM)
-        assert [r.index for r in replies] == list(range(100))
-        assert all(r.payload == payload(r.slot) for r in replies)
-        counts.update(r.slot for r in replies)
-    observed = np.array([counts[s] for s in range(slots)])
-    assert observed.sum() == 4000
-    assert chisquare(observed).pvalue > 1e-3
+    assert chisquare(uniform_counts(clean, 1, 33, batches=40)).pvalue > 1e-3
 
 
 def test_uniform_is_exact_over_a_restored_ring(clean: PacketTestbed) -> None:
     """SET_STATE sets the uniform draw's mask for the size it restores (5 slots: [0, 8)),
-    and INSERTs grow it from there (6, 7, 8, then 9 slots: [0, 16)); too small a mask
-    would never draw the top slots, too large one would draw again and again."""
+    and INSERTs grow it from there (9 slots: [0, 16)); a mask too small would never
+    draw the top slots."""
     restore(clean, 1, [(slot, slot + 1, 1.0) for slot in range(5)], size=5)
-    for size in (5, 9):
-        if size == 9:
-            for i in range(5, 9):
-                clean.insert(1, payload(i), priority=1.0)
-        counts: Counter[int] = Counter()
-        for _ in range(20):
-            replies = clean.sample(1, 100, mode=Mode.UNIFORM)
-            assert [r.index for r in replies] == list(range(100))
-            assert all(r.ok and r.size == size and r.payload == payload(r.slot) for r in replies)
-            counts.update(r.slot for r in replies)
-        observed = np.array([counts[s] for s in range(size)])
-        assert observed.sum() == 2000
-        assert chisquare(observed).pvalue > 1e-3
+    assert chisquare(uniform_counts(clean, 1, 5, batches=20)).pvalue > 1e-3
+    for i in range(5, 9):
+        clean.insert(1, payload(i), priority=1.0)
+    assert chisquare(uniform_counts(clean, 1, 9, batches=20)).pvalue > 1e-3
 
 
 def test_refused_sample_answers_once(clean: PacketTestbed) -> None:
