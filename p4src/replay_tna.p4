@@ -4,19 +4,24 @@
  * include/ are shared; tna/ holds this architecture's parsers, bridged
  * headers and the state-holding controls written as RegisterActions.
  *
- * Passes through the Tofino pipeline (docs/hardware.md has the stage map):
+ * Passes through the Tofino pipeline (docs/hardware.md has the stage map).
+ * All replay state (registers and the request counters) is in the egress of
+ * the pipe that holds LOOP_PORT, and every replay packet takes its stateful
+ * pass there, whichever pipe the requester's port is in:
  *   ingress   as on v1model: SourceGuard, ArpResponder, ReplayAdmission,
- *             Ipv4Forwarding; admission's decisions travel to egress in
- *             bridge_h. Ingress holds no replay state.
- *   PRE       SAMPLE n: n copies toward the requester (rid = reply index);
- *             RESET: RESET_FANOUT copies to LOOP_PORT.
- *   egress    replay requests and their copies -> ReplayService, where all
- *             replay state lives; broadcast copies are readdressed. A replay
- *             packet leaving by LOOP_PORT carries loop_h back to ingress:
- *             the next RESET round, or a finished reply to deliver.
- * Egress cannot recirculate on TNA, so a SAMPLE copy never takes a second
- * pass (tna/draw.p4 folds an overshooting draw; stages run packets in order,
- * so no copy reads a claimed slot before its INSERT has written it).
+ *             Ipv4Forwarding; a replay request (refusals too) goes to
+ *             LOOP_PORT, its decisions in bridge_h. Ingress holds no replay
+ *             state.
+ *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index); RESET:
+ *             RESET_FANOUT copies to LOOP_PORT (the controller's groups).
+ *   egress    on LOOP_PORT: ReplayService; the packet leaves with loop_h.
+ *   ingress   loop_h.deliver: a finished reply, forwarded to the requester
+ *             (or the CPU port); else the request's next pass: a SAMPLE reply
+ *             drawn again (every draw overshot), the next RESET round.
+ *   egress    of the requester's port: forwarding only.
+ * Broadcast copies are readdressed in the egress of their ports.
+ * A copy never waits for a slot being written: stages run packets in order,
+ * so no copy reads a claimed slot before its INSERT has written it.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -69,6 +74,8 @@ control ReplayIngress(inout tna_headers_t hdr,
         if (hdr.loop.isValid()) {
             meta.from_cpu = hdr.loop.from_cpu;
             meta.orig_port = hdr.loop.orig_port;
+            meta.redraw = hdr.loop.redraw;
+            meta.copy_index = hdr.loop.copy_index;
             meta.reset_base = hdr.loop.reset_base;
         } else {
             meta.orig_port = ig_intr_md.ingress_port;
@@ -107,6 +114,9 @@ control ReplayIngress(inout tna_headers_t hdr,
                 arp.apply(hdr.replay, meta);
             } else if (meta.is_request == 1) {
                 replay.apply(hdr.replay, meta);
+                if (meta.mcast_grp == 0) {
+                    meta.out_port = LOOP_PORT;   /* to the replay state */
+                }
             } else if (hdr.replay.ipv4.isValid()) {
                 ipv4.apply(hdr.replay, meta);
             } else {
@@ -134,9 +144,11 @@ control ReplayIngress(inout tna_headers_t hdr,
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;
+        hdr.bridge.redraw = meta.redraw;
         hdr.bridge.orig_port = (bit<16>)meta.orig_port;
         hdr.bridge.status = meta.status;
         hdr.bridge.mode = meta.mode;
+        hdr.bridge.copy_index = meta.copy_index;
         hdr.bridge.capacity = meta.capacity;
         hdr.bridge.min_size = meta.min_size;
         hdr.bridge.reset_base = meta.reset_base;
@@ -158,33 +170,35 @@ control ReplayEgress(inout tna_headers_t hdr,
         meta.is_request = hdr.bridge.is_request;
         meta.from_cpu = hdr.bridge.from_cpu;
         meta.has_priority = hdr.bridge.has_priority;
+        meta.redraw = hdr.bridge.redraw;
         meta.orig_port = hdr.bridge.orig_port[8:0];
         meta.status = hdr.bridge.status;
         meta.mode = hdr.bridge.mode;
+        meta.copy_index = hdr.bridge.copy_index;
         meta.capacity = hdr.bridge.capacity;
         meta.min_size = hdr.bridge.min_size;
         meta.reset_base = hdr.bridge.reset_base;
         hdr.bridge.setInvalid();
         meta.rid = eg_intr_md.egress_rid;
         /* The port a reply leaves by in the end: LOOP_PORT only passes it on. */
-        meta.egress_port = eg_intr_md.egress_port;
-        if (eg_intr_md.egress_port == LOOP_PORT) {
-            meta.egress_port = meta.orig_port;
-            if (meta.from_cpu == 1) {
-                meta.egress_port = CPU_PORT;
-            }
+        meta.egress_port = meta.orig_port;
+        if (meta.from_cpu == 1) {
+            meta.egress_port = CPU_PORT;
         }
         /* No copy waits for a slot being written (see the top of this file):
          * one that finds a stamp-0 slot answers NOT_READY at once. */
         meta.redraws = EMPTY_SLOT_REDRAWS;
 
-        if (meta.is_request == 1) {
+        if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
+            eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
+        } else if (meta.is_request == 1) {
             replay.apply(hdr.replay, meta);
             if (meta.verdict == EGRESS_DROP) {
                 eg_dprsr_md.drop_ctl = 1;
-            } else if (eg_intr_md.egress_port == LOOP_PORT) {
+            } else {
                 hdr.loop.setValid();
                 hdr.loop._pad0 = 0;
+                hdr.loop.redraw = meta.redraw;
                 hdr.loop.deliver = 0;
                 if (meta.verdict == EGRESS_REPLY) {
                     hdr.loop.deliver = 1;
@@ -192,9 +206,8 @@ control ReplayEgress(inout tna_headers_t hdr,
                 hdr.loop.from_cpu = meta.from_cpu;
                 hdr.loop._pad1 = 0;
                 hdr.loop.orig_port = meta.orig_port;
+                hdr.loop.copy_index = meta.copy_index;
                 hdr.loop.reset_base = meta.reset_base;
-            } else if (meta.verdict == EGRESS_AGAIN) {
-                eg_dprsr_md.drop_ctl = 1;   /* no second pass off LOOP_PORT (none is asked) */
             }
         } else if (meta.is_replica == 1) {
             broadcast.apply(hdr.replay, meta);

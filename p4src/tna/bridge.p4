@@ -5,17 +5,18 @@
  *   bridge_h   ingress -> egress, in front of every packet the ingress
  *              deparser hands to the traffic manager (and so to every copy the
  *              PRE makes): admission's decisions about a replay request.
- *   loop_h     egress -> ingress, in front of a replay packet leaving by
- *              LOOP_PORT: what v1model keeps in its FL_RECIRC field list
- *              (the next RESET round), or that the packet is a finished reply
- *              the ingress only delivers.
+ *   loop_h     egress -> ingress, in front of every replay packet leaving by
+ *              LOOP_PORT (where all replay state is: replay_tna.p4): what
+ *              v1model keeps in its FL_RECIRC field list (a SAMPLE reply to
+ *              draw again, the next RESET round), or that the packet is a
+ *              finished reply the ingress only delivers.
  *
  * Byte layouts (padding fields make each header whole bytes):
- *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority) |
- *             2 B orig_port | 1 B status | 1 B mode | 4 B capacity |
- *             4 B min_size | 4 B reset_base                           = 17 B
- *   loop_h    1 B flags (deliver, from_cpu) | 2 B orig_port | 4 B reset_base
- *                                                                       = 7 B
+ *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority,
+ *             redraw) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
+ *             4 B capacity | 4 B min_size | 4 B reset_base            = 18 B
+ *   loop_h    1 B flags (redraw, deliver, from_cpu) | 2 B orig_port |
+ *             1 B copy_index | 4 B reset_base                         = 8 B
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4
@@ -26,20 +27,24 @@ header bridge_h {
     bit<1>  is_request;
     bit<1>  from_cpu;
     bit<1>  has_priority;
+    bit<1>  redraw;          /* a SAMPLE reply drawn again: reply copy_index */
     bit<16> orig_port;       /* a 9-bit port, in a container of its own */
     bit<8>  status;
     bit<8>  mode;
+    bit<8>  copy_index;
     bit<32> capacity;
     bit<32> min_size;
     bit<32> reset_base;
 }
 
 header loop_h {
-    bit<6>  _pad0;
+    bit<5>  _pad0;
+    bit<1>  redraw;          /* a SAMPLE reply to draw again: reply copy_index */
     bit<1>  deliver;         /* a finished reply: ingress only forwards it */
     bit<1>  from_cpu;
     bit<7>  _pad1;
     bit<9>  orig_port;
+    bit<8>  copy_index;
     bit<32> reset_base;
 }
 

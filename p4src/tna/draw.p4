@@ -5,11 +5,10 @@
  * To draw from [0, n): a 32-bit Random<> value masked to the smallest power
  * of two >= n, rejected when >= n. The mask comes from a ternary table on
  * n - 1 (its leading bit), one lookup where v1model smears the bit in six
- * shift steps. SAMPLE_DRAWS attempts are made in one pass and the first one
- * inside the range is taken. Egress cannot recirculate on TNA, so when every
- * attempt overshoots (probability < 2^-4) the last one is folded into the
- * range (minus n): that reply is biased, which v1model avoids by drawing again
- * in another pass. docs/hardware.md lists this difference.
+ * shift steps. Four attempts are made in one pass and the first one inside
+ * the range is taken; when all four overshoot (probability < 2^-4)
+ * meta.found stays 0 and the reply is drawn again in another pass through
+ * LOOP_PORT, as v1model recirculates it: every draw stays exactly uniform.
  */
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4
@@ -50,8 +49,8 @@
     32w0x00000001 &&& 32w0xFFFFFFFF : set(32w0x00000001); \
     32w0x00000000 &&& 32w0xFFFFFFFF : set(32w0x00000000);
 
-/* Four masked draws from [0, 2^k) into meta.draw0..3 (low 32 bits), the
- * first one below meta.lo (the bound n) into meta.cell. */
+/* Four masked draws from [0, 2^k) into meta.draw0..3 (low 32 bits); the
+ * first one below meta.lo (the bound n) into meta.cell, with meta.found = 1. */
 control MaskedDraw(inout metadata_t meta) {
     Random<bit<32>>() rng0;
     Random<bit<32>>() rng1;
@@ -94,7 +93,7 @@ control MaskedDraw(inout metadata_t meta) {
         } else if (meta.draw3[31:0] < meta.lo) {
             meta.cell = meta.draw3[31:0];
         } else {
-            meta.cell = meta.draw3[31:0] - meta.lo;   /* folded: see above */
+            meta.found = 0;   /* drawn again in another pass */
         }
     }
 }

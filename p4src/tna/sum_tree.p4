@@ -167,6 +167,9 @@ control SumTree(inout metadata_t meta) {
                 meta.tree_op = 0;
             } else {
                 draw.apply(meta);
+                if (meta.found == 0) {
+                    meta.tree_op = 0;
+                }
             }
         }
         if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
