@@ -388,7 +388,8 @@ def shell_command(ctx: Context, push: bool) -> list[str]:
            "--device-id", str(ctx.cfg.switch.device_id),
            "--election-id", f"{eid >> 64},{eid & ((1 << 64) - 1)}"]
     if push:
-        cmd += ["--config", f"{program.DEFAULT.p4info},{program.DEFAULT.bmv2_json}"]
+        artifacts = program.artifacts_for(ctx.cfg)
+        cmd += ["--config", f"{artifacts.p4info},{artifacts.device_config_file()}"]
     return cmd
 
 

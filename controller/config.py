@@ -23,6 +23,7 @@ from agent.protocol import (
     SAMPLING_MODES,
     acl_mask,
 )
+from controller.target import BMV2, TARGETS, Target
 
 DEFAULT_CONFIG = Path(__file__).resolve().with_name("testbed.yaml")  # every tool's default
 MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
@@ -107,8 +108,10 @@ class TlsConfig:
 class SwitchConfig:
     address: str = "127.0.0.1:9559"
     device_id: int = 0
-    cpu_port: int = 255
+    cpu_port: int = BMV2.cpu_port
     tls: TlsConfig | None = None
+    target: Target = BMV2
+    pipeline: str | None = None   # the compiled program's folder; None: the target's in p4src/build
 
 
 @dataclass(frozen=True)
@@ -224,12 +227,17 @@ def _items(parent: _Node, key: str, value_node: yaml.Node) -> list[_Node]:
     return [_Node(n, parent.source, f"{key}[{i}]") for i, n in enumerate(value_node.value)]
 
 
+def _config_dir(node: _Node) -> Path:
+    """The folder paths in the config are relative to."""
+    return Path(node.source).parent if node.source != "<config>" else Path()
+
+
 def _tls(node: _Node) -> TlsConfig:
     f = _fields(node, {"ca_cert": str, "cert": str, "key": str, "server_name": str}, ("ca_cert",))
     _check(("cert" in f) == ("key" in f), node, "cert" if "cert" in f else "key",
            "give both cert and key (the controller's certificate and its key), or neither",
            f.get("cert", f.get("key", f["ca_cert"]))[0])
-    base = Path(node.source).parent if node.source != "<config>" else Path()
+    base = _config_dir(node)
     paths = {}
     for key in ("ca_cert", "cert", "key"):
         if key in f:
@@ -240,13 +248,28 @@ def _tls(node: _Node) -> TlsConfig:
 
 
 def _switch(node: _Node) -> SwitchConfig:
-    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "tls": dict}, ())
-    kwargs = {k: v for k, (_, v) in f.items() if k != "tls"}
+    f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "tls": dict,
+                       "target": str, "pipeline": str}, ())
+    kwargs = {k: v for k, (_, v) in f.items() if k not in ("tls", "target", "pipeline")}
     if "tls" in f:
         kwargs["tls"] = _tls(_Node(f["tls"][0], node.source, "switch.tls"))
+    if "target" in f:
+        _check(f["target"][1] in TARGETS, node, "target",
+               f"unknown target '{f['target'][1]}' (known: {', '.join(TARGETS)})", f["target"][0])
+        kwargs["target"] = TARGETS[f["target"][1]]
+    target = kwargs.get("target", BMV2)
     if "cpu_port" in f:
         _check(0 < f["cpu_port"][1] <= 511, node, "cpu_port", "must be a port number 1..511",
                f["cpu_port"][0])
+        _check(target is BMV2 or f["cpu_port"][1] == target.cpu_port, node, "cpu_port",
+               f"must be {target.cpu_port}, CPU_PORT of the {target.name} build "
+               f"(p4src/{target.arch}/arch.p4)", f["cpu_port"][0])
+    else:
+        kwargs["cpu_port"] = target.cpu_port
+    if "pipeline" in f:
+        path = _config_dir(node) / f["pipeline"][1]
+        _check(path.is_dir(), node, "pipeline", f"no folder '{path}'", f["pipeline"][0])
+        kwargs["pipeline"] = str(path)
     if "address" in f:
         _check(":" in f["address"][1], node, "address", "expected HOST:PORT", f["address"][0])
     return SwitchConfig(**kwargs)

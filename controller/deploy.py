@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from controller.config import Config
+from controller.config import Config, ConfigError
 from controller.p4info import decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
-from controller.program import DEFAULT, MANAGED_TABLES, Artifacts, table_entities
+from controller.program import MANAGED_TABLES, Pipeline, artifacts_for, table_entities
 from controller.replication import wanted_groups
 
 
@@ -102,23 +102,27 @@ def sync_replication(session: P4RuntimeSession, cfg: Config, report: DeployRepor
     session.write(updates)
 
 
-def ensure_pipeline(session: P4RuntimeSession, artifacts: Artifacts = DEFAULT) -> bool:
+def ensure_pipeline(session: P4RuntimeSession, artifacts: Pipeline) -> bool:
     """Push the pipeline unless the switch already runs this P4Info; True if pushed."""
     from controller.p4info import P4InfoIndex
 
+    problem = artifacts.missing()
+    if problem:
+        raise ConfigError(f"no compiled program to push: {problem}")
     wanted = P4InfoIndex.from_file(artifacts.p4info)
     running = session.get_pipeline()
     if running is not None and running.p4info == wanted.p4info:
         session.p4info = wanted
         return False
-    session.set_pipeline(artifacts.p4info, artifacts.bmv2_json)
+    session.set_pipeline(artifacts.p4info, artifacts.device_config())
     return True
 
 
-def deploy(session: P4RuntimeSession, cfg: Config, artifacts: Artifacts = DEFAULT) -> DeployReport:
-    """Make the switch match `cfg`; return what changed."""
-    report = DeployReport(pipeline_pushed=ensure_pipeline(session, artifacts))
+def deploy(session: P4RuntimeSession, cfg: Config,
+           artifacts: Pipeline | None = None) -> DeployReport:
+    """Make the switch match `cfg` (its target's compiled program unless `artifacts`
+    names another); return what changed."""
+    report = DeployReport(pipeline_pushed=ensure_pipeline(session, artifacts or artifacts_for(cfg)))
     sync_tables(session, cfg, report)
     sync_replication(session, cfg, report)
     return report
-

@@ -60,11 +60,26 @@ class MatchField:
     match_type: int
 
 
+PIPELINE_ARCHS = ("tna", "t2na")   # bf-p4c: names start with the Pipeline instance's name
+
+
+def pipeline_prefix(p4info: p4info_pb2.P4Info) -> str:
+    """'<pipeline>.' when bf-p4c named every table after the program's one Pipeline
+    instance (replay_tna.p4's `pipe`), else ''. Lookups and name_of leave it out, so
+    the controller addresses the TNA and the v1model program by the same names."""
+    if p4info.pkg_info.arch not in PIPELINE_ARCHS:
+        return ""
+    heads = {t.preamble.name.split(".", 1)[0] for t in p4info.tables if "." in t.preamble.name}
+    return f"{heads.pop()}." if len(heads) == 1 else ""
+
+
 class P4InfoIndex:
-    """Lookups into one P4Info by fully qualified name or alias."""
+    """Lookups into one P4Info by fully qualified name (without a TNA program's
+    pipeline prefix) or alias."""
 
     def __init__(self, p4info: p4info_pb2.P4Info) -> None:
         self.p4info = p4info
+        self.prefix = pipeline_prefix(p4info)
         self._tables = self._by_name(p4info.tables)
         self._actions = self._by_name(p4info.actions)
         self._counters = self._by_name(p4info.counters)
@@ -83,11 +98,15 @@ class P4InfoIndex:
         text_format.Parse(Path(path).read_text(), p4info)
         return cls(p4info)
 
-    @staticmethod
-    def _by_name(items) -> dict:
+    def _name(self, item) -> str:
+        name = item.preamble.name
+        return name[len(self.prefix):] if self.prefix and name.startswith(self.prefix) else name
+
+    def _by_name(self, items) -> dict:
         index = {}
         for item in items:
-            index[item.preamble.name] = item
+            index[self._name(item)] = item
+            index.setdefault(item.preamble.name, item)
             if item.preamble.alias:
                 index.setdefault(item.preamble.alias, item)
         return index
@@ -116,7 +135,7 @@ class P4InfoIndex:
 
     def name_of(self, entity_id: int) -> str:
         try:
-            return self._ids[entity_id].preamble.name
+            return self._name(self._ids[entity_id])
         except KeyError:
             raise P4InfoError(f"no P4Info entity with id {entity_id}") from None
 

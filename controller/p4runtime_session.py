@@ -220,16 +220,16 @@ class P4RuntimeSession:
         self.p4info = P4InfoIndex.from_file(p4info_path)
         return self.p4info
 
-    def set_pipeline(self, p4info_path: str | Path, device_config_path: str | Path,
+    def set_pipeline(self, p4info_path: str | Path, device_config: bytes,
                      cookie: int = 0) -> None:
-        """Push P4Info and the bmv2 JSON (VERIFY_AND_COMMIT)."""
+        """Push P4Info and the target's device config (VERIFY_AND_COMMIT)."""
         self.load_p4info(p4info_path)
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(
             device_id=self.device_id,
             action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
         self._set_election(req.election_id)
         req.config.p4info.CopyFrom(self._info().p4info)
-        req.config.p4_device_config = Path(device_config_path).read_bytes()
+        req.config.p4_device_config = device_config
         req.config.cookie.cookie = cookie
         self._call("SetForwardingPipelineConfig", self._stub.SetForwardingPipelineConfig, req)
 
@@ -290,7 +290,7 @@ class P4RuntimeSession:
                 entry.match.append(fm)
         if action is not None:
             a = info.action(action)
-            if a.preamble.name not in info.table_actions(table):
+            if info.name_of(a.preamble.id) not in info.table_actions(table):
                 raise P4InfoError(f"action '{action}' is not an action of table '{table}' "
                                   f"(actions: {', '.join(info.table_actions(table))})")
             entry.action.action.action_id = a.preamble.id

@@ -13,20 +13,23 @@ from pathlib import Path
 
 from agent.cli_args import REPO
 from agent.protocol import mode_name
+from controller import bf_pipeline
 from controller.config import Config, ReplayTable
 from controller.p4info import P4InfoIndex, decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
 from controller.replication import sample_bases
+from controller.target import TOFINO
 
 # --- the compiled program (bmv2.artifacts builds and checks it) ----------------------------
 
 BUILD = REPO / "p4src" / "build"
+TOFINO_BUILD = BUILD / "tofino"
 
 
 @dataclass(frozen=True)
 class Artifacts:
-    """Paths of one compiled program."""
+    """Paths of the program p4c-bm2-ss compiled (bmv2 and the Python switch)."""
 
     bmv2_json: Path
     p4info: Path
@@ -37,8 +40,59 @@ class Artifacts:
         d = Path(directory)
         return cls(d / "replay.json", d / "replay.p4info.txtpb")
 
+    def device_config(self) -> bytes:
+        """P4Runtime's p4_device_config: the bmv2 JSON."""
+        return self.bmv2_json.read_bytes()
+
+    def device_config_file(self) -> Path:
+        return self.bmv2_json
+
+    def missing(self) -> str | None:
+        """Why the program cannot be pushed, or None."""
+        gone = [p for p in (self.p4info, self.bmv2_json) if not p.is_file()]
+        return f"{gone[0]} is missing (`make p4` compiles it)" if gone else None
+
+
+@dataclass(frozen=True)
+class TofinoArtifacts:
+    """The program bf-p4c compiled for Tofino (`p4c --target tofino --arch tna -o
+    DIR --p4runtime-files DIR/replay_tna.p4info.txtpb`)."""
+
+    directory: Path
+
+    @property
+    def p4info(self) -> Path:
+        return self.directory / "replay_tna.p4info.txtpb"
+
+    def device_config(self) -> bytes:
+        """P4Runtime's p4_device_config as Stratum takes it (controller/bf_pipeline.py)."""
+        return bf_pipeline.device_config(self.directory)
+
+    def device_config_file(self) -> Path:
+        """The device config written where Stratum's bf_pipeline_builder would put it."""
+        path = self.directory / "bf_pipeline_config.pb.bin"
+        path.write_bytes(self.device_config())
+        return path
+
+    def missing(self) -> str | None:
+        """Why the program cannot be pushed, or None."""
+        if not self.p4info.is_file():
+            return (f"{self.p4info} is missing (compile p4src/replay_tna.p4 with bf-p4c: "
+                    "docs/hardware.md)")
+        return None
+
 
 DEFAULT = Artifacts.in_dir(BUILD)
+Pipeline = Artifacts | TofinoArtifacts   # what deploy pushes: .p4info, .device_config()
+
+
+def artifacts_for(cfg: Config) -> Pipeline:
+    """The compiled program `cfg`'s switch runs: its `pipeline` folder, else the target's
+    folder in p4src/build."""
+    if cfg.switch.target is TOFINO:
+        return TofinoArtifacts(Path(cfg.switch.pipeline) if cfg.switch.pipeline else TOFINO_BUILD)
+    return Artifacts.in_dir(cfg.switch.pipeline) if cfg.switch.pipeline else DEFAULT
+
 
 # --- names ---------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ docs/protocol.md ("Replication") is the contract with the data plane:
                         (p, rid 0 .. 2^k - 1), k = 0 .. 8; egress drops the copies
                         past n. The ingress table sample_replication maps p to its base.
   RESET                 RESET_GROUP: RESET_FANOUT replicas (CPU port, rid 0 .. F-1).
+On Tofino every replay copy goes to the loop port instead (controller/target.py),
+where the replay state is; it reaches p (or the CPU port) on its next pass.
   weight broadcast      the config's group: one replica per member port.
 Every port whose host may sample some table (and the CPU port, for the
 controller) gets a block of GROUP_BLOCK group ids with the nine groups, 511
@@ -38,17 +40,18 @@ def sample_bases(cfg: Config) -> dict[int, int]:
 
 
 def sample_groups(port: int, base: int) -> dict[int, Replicas]:
-    """Groups base + c, c = 1, 2, 4, .., 256: c copies toward `port`, rid = reply index."""
+    """Groups base + c, c = 1, 2, 4, .., 256: c copies to `port`, rid = reply index."""
     return {base + c: [(port, rid) for rid in range(c)] for c in COPIES}
 
 
 def wanted_groups(cfg: Config) -> dict[int, Replicas]:
     """Every multicast group the config needs, with sorted (port, rid) replicas."""
-    groups: dict[int, Replicas] = {
-        RESET_GROUP: [(cfg.switch.cpu_port, rid) for rid in range(RESET_FANOUT)]}
+    target = cfg.switch.target
+    reset_port = target.reset_port(cfg.switch.cpu_port)
+    groups: dict[int, Replicas] = {RESET_GROUP: [(reset_port, rid) for rid in range(RESET_FANOUT)]}
     if cfg.broadcast:
         ports = sorted(cfg.host(m).port for m in cfg.broadcast.members)
         groups[cfg.broadcast.group] = [(p, i) for i, p in enumerate(ports, start=1)]
     for port, base in sample_bases(cfg).items():
-        groups.update(sample_groups(port, base))
+        groups.update(sample_groups(target.replica_port(port), base))
     return groups

@@ -56,6 +56,12 @@ def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
      ":7: tables[0].insert_limit: must be 0..65535 INSERTs per host per window"),
     ("mode: uniform}", "mode: uniform, insert_limit: many}",
      ":7: tables[0].insert_limit: expected an integer"),
+    ("device_id: 0,", "device_id: 0, target: tofino9,",
+     ":1: switch.target: unknown target 'tofino9' (known: bmv2, tofino)"),
+    ("device_id: 0,", "device_id: 0, target: tofino,",
+     ":1: switch.cpu_port: must be 64, CPU_PORT of the tofino build (p4src/tna/arch.p4)"),
+    ("device_id: 0,", "device_id: 0, pipeline: no/such/dir,",
+     ":1: switch.pipeline: no folder 'no/such/dir'"),
 ])
 def test_bad_config_names_line_and_field(old: str, new: str, where: str) -> None:
     text = GOOD.replace(old, new)
@@ -74,6 +80,17 @@ hosts:
   learner: 1
 tables: []
 """
+
+
+def test_the_target_sets_the_cpu_port_and_the_pipeline_folder_is_the_configs(
+        tmp_path: Path) -> None:
+    assert config.parse(GOOD).switch.target.name == "bmv2"
+    (tmp_path / "build").mkdir()
+    path = tmp_path / "switch.yaml"
+    path.write_text(GOOD.replace("cpu_port: 255", "target: tofino, pipeline: build"))
+    switch = config.load(path).switch
+    assert (switch.target.name, switch.cpu_port) == ("tofino", 64)
+    assert switch.pipeline == str(tmp_path / "build")
 
 
 def test_keys_with_block_values_are_reported_on_their_own_line() -> None:

@@ -1,0 +1,179 @@
+"""A stand-in for Stratum on a Tofino switch, for the deploy path: a P4Runtime
+server that takes a pipeline as P4Info plus a BfPipelineConfig device config
+(refusing anything else, as stratum_bfrt does), keeps table entries and
+multicast groups, and answers reads. It has no data plane: what it shows is
+what a controller pushed."""
+
+from __future__ import annotations
+
+import json
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError
+
+from bmv2.launch import free_tcp_port
+from controller.bf_pipeline import BfPipelineConfig
+from controller.p4runtime_proto import code_pb2, p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc
+
+Update = p4runtime_pb2.Update
+
+
+@dataclass
+class StubState:
+    """What the controller has pushed so far."""
+
+    p4info: p4info_pb2.P4Info | None = None
+    device_config: BfPipelineConfig | None = None
+    entries: dict[tuple, p4runtime_pb2.TableEntry] = field(default_factory=dict)
+    groups: dict[int, p4runtime_pb2.MulticastGroupEntry] = field(default_factory=dict)
+    writes: int = 0
+
+    def table_ids(self) -> set[int]:
+        return {t.preamble.id for t in self.p4info.tables} if self.p4info else set()
+
+
+def _entry_key(entry: p4runtime_pb2.TableEntry) -> tuple:
+    match = tuple(sorted(m.SerializeToString(deterministic=True) for m in entry.match))
+    return (entry.table_id, entry.priority, match)
+
+
+class StratumStub(p4runtime_pb2_grpc.P4RuntimeServicer):
+    """The RPCs `replayctl deploy` uses, on one device, for one controller."""
+
+    def __init__(self, device_id: int = 0) -> None:
+        self.device_id = device_id
+        self.state = StubState()
+
+    def SetForwardingPipelineConfig(self, request, context):
+        try:
+            config = BfPipelineConfig.FromString(request.config.p4_device_config)
+        except DecodeError:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "p4_device_config is not a "
+                          "BfPipelineConfig")
+        if not config.p4_name or not config.profiles:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "BfPipelineConfig without a program")
+        self.state = StubState(p4info=request.config.p4info, device_config=config)
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def GetForwardingPipelineConfig(self, request, context):
+        resp = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        if self.state.p4info is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no pipeline")
+        resp.config.p4info.CopyFrom(self.state.p4info)
+        return resp
+
+    def Write(self, request, context):
+        for update in request.updates:
+            problem = self._apply(update)
+            if problem:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        self.state.writes += 1
+        return p4runtime_pb2.WriteResponse()
+
+    def _apply(self, update: p4runtime_pb2.Update) -> str | None:
+        kind = update.entity.WhichOneof("entity")
+        if kind == "table_entry":
+            entry = update.entity.table_entry
+            if entry.table_id not in self.state.table_ids():
+                return f"no table {entry.table_id}"
+            store, key = self.state.entries, _entry_key(entry)
+        elif kind == "packet_replication_engine_entry":
+            entry = update.entity.packet_replication_engine_entry.multicast_group_entry
+            store, key = self.state.groups, entry.multicast_group_id
+        else:
+            return f"the stub keeps no {kind}"
+        if update.type == Update.INSERT and key in store:
+            return f"{key} exists"
+        if update.type in (Update.MODIFY, Update.DELETE) and key not in store:
+            return f"{key} does not exist"
+        if update.type == Update.DELETE:
+            del store[key]
+        else:
+            store[key] = entry
+        return None
+
+    def Read(self, request, context):
+        resp = p4runtime_pb2.ReadResponse()
+        for wanted in request.entities:
+            kind = wanted.WhichOneof("entity")
+            if kind == "table_entry":
+                for entry in self.state.entries.values():
+                    if wanted.table_entry.table_id in (0, entry.table_id):
+                        resp.entities.add().table_entry.CopyFrom(entry)
+            elif kind == "packet_replication_engine_entry":
+                for group in self.state.groups.values():
+                    e = resp.entities.add()
+                    e.packet_replication_engine_entry.multicast_group_entry.CopyFrom(group)
+        yield resp
+
+    def StreamChannel(self, request_iterator, context):
+        for req in request_iterator:
+            if req.WhichOneof("update") == "arbitration":
+                out = p4runtime_pb2.StreamMessageResponse()
+                out.arbitration.CopyFrom(req.arbitration)
+                out.arbitration.status.code = code_pb2.OK
+                yield out
+
+
+class StratumStubServer:
+    """The stub on a free loopback port, for a `with` block."""
+
+    def __init__(self) -> None:
+        self.stub = StratumStub()
+        self.address = f"127.0.0.1:{free_tcp_port()}"
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.stub, self._server)
+        self._server.add_insecure_port(self.address)
+
+    def __enter__(self) -> StratumStubServer:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.stop(grace=None)
+
+
+# --- a bf-p4c output folder, for a switch the stub stands in for ------------------------
+
+PROGRAM = "replay_tna"
+PIPE_SCOPE = [0, 1, 2, 3]
+
+
+def tna_p4info(bmv2_p4info: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
+    """The replay program's P4Info as bf-p4c names it: arch tna, and every table,
+    action and counter under the Pipeline instance `pipe` (NoAction aside)."""
+    info = p4info_pb2.P4Info()
+    info.CopyFrom(bmv2_p4info)
+    info.pkg_info.arch = "tna"
+    for group in (info.tables, info.actions, info.counters, info.registers):
+        for item in group:
+            if "." in item.preamble.name:
+                item.preamble.name = f"pipe.{item.preamble.name}"
+    return info
+
+
+def fake_tofino_build(directory: Path, bmv2_p4info: p4info_pb2.P4Info) -> dict[str, bytes]:
+    """bf-p4c's output for the replay program, as `-o directory` lays it out (the
+    .conf lists its files by install-relative paths): {file: bytes} of what a
+    BfPipelineConfig must carry."""
+    files = {"bfrt.json": b'{"schema_version": "1.0.0", "tables": []}',
+             "pipe/context.json": b'{"program_name": "replay_tna", "tables": []}',
+             "pipe/tofino.bin": bytes(range(256)) * 4}
+    for name, data in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_bytes(data)
+    share = f"share/tofinopd/{PROGRAM}"
+    conf = {"chip_list": [{"chip_family": "tofino", "instance": 0}],
+            "p4_devices": [{"device-id": 0, "p4_programs": [{
+                "program-name": PROGRAM, "bfrt-config": f"{share}/bfrt.json",
+                "p4_pipelines": [{"p4_pipeline_name": "pipe", "pipe_scope": PIPE_SCOPE,
+                                  "context": f"{share}/pipe/context.json",
+                                  "config": f"{share}/pipe/tofino.bin"}]}]}]}
+    (directory / f"{PROGRAM}.conf").write_text(json.dumps(conf, indent=2))
+    (directory / f"{PROGRAM}.p4info.txtpb").write_text(
+        text_format.MessageToString(tna_p4info(bmv2_p4info)))
+    return files

@@ -1,0 +1,122 @@
+"""The controller's Tofino target without a Tofino: the ports it takes from the
+TNA program, the multicast groups it derives, the P4Info names it resolves, and
+the device config it hands Stratum, byte for byte."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agent.protocol import RESET_FANOUT, RESET_GROUP
+from bmv2.artifacts import P4SRC
+from controller import bf_pipeline, config
+from controller.bf_pipeline import BfPipelineError
+from controller.p4info import P4InfoIndex
+from controller.program import DEFAULT, IPV4_TABLE, REPLICATE, SAMPLE_REPLICATION_TABLE
+from controller.replication import COPIES, wanted_groups
+from controller.target import TARGETS
+from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, fake_tofino_build, tna_p4info
+from tests.unit.test_config import GOOD
+
+TOFINO = GOOD.replace("cpu_port: 255", "target: tofino")
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_each_targets_ports_are_its_p4_programs(name: str) -> None:
+    target = TARGETS[name]
+    arch = (P4SRC / target.arch / "arch.p4").read_text()
+    consts = {m[1]: int(m[2]) for m in re.finditer(r"const bit<9> (\w+)\s*=\s*(\d+);", arch)}
+    assert consts["CPU_PORT"] == target.cpu_port
+    assert consts.get("LOOP_PORT") == target.loop_port
+
+
+def test_tofino_groups_put_every_replay_copy_on_the_loop_port() -> None:
+    bmv2_groups = wanted_groups(config.parse(GOOD))
+    groups = wanted_groups(config.parse(TOFINO))
+    assert groups.keys() == bmv2_groups.keys()
+    loop = TARGETS["tofino"].loop_port
+    assert groups[RESET_GROUP] == [(loop, rid) for rid in range(RESET_FANOUT)]
+    broadcast = config.parse(TOFINO).broadcast.group
+    assert groups[broadcast] == bmv2_groups[broadcast]      # broadcast copies: member ports
+    sample = {g: r for g, r in groups.items() if g not in (RESET_GROUP, broadcast)}
+    assert len(sample) == 2 * len(COPIES)                   # the learner's port, the CPU's
+    for gid, replicas in sample.items():
+        assert replicas == [(loop, rid) for rid in range(len(replicas))]
+        assert [rid for _, rid in bmv2_groups[gid]] == [rid for _, rid in replicas]
+        assert {port for port, _ in bmv2_groups[gid]} != {loop}
+
+
+def test_a_tna_p4info_is_addressed_by_the_v1model_programs_names() -> None:
+    bmv2 = P4InfoIndex.from_file(DEFAULT.p4info)
+    tna = P4InfoIndex(tna_p4info(bmv2.p4info))
+    assert tna.prefix == "pipe." and bmv2.prefix == ""
+    table = tna.table(IPV4_TABLE)
+    assert table.preamble.name == f"pipe.{IPV4_TABLE}"
+    assert tna.name_of(table.preamble.id) == IPV4_TABLE
+    assert tna.table(f"pipe.{IPV4_TABLE}") is table
+    assert REPLICATE in tna.table_actions(SAMPLE_REPLICATION_TABLE)
+    # only bf-p4c's architectures have a pipeline prefix to leave out
+    other = tna_p4info(bmv2.p4info)
+    other.pkg_info.arch = "v1model"
+    assert P4InfoIndex(other).prefix == ""
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field, encoded by hand."""
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def test_the_device_config_is_stratums_bf_pipeline_config(tmp_path: Path) -> None:
+    files = fake_tofino_build(tmp_path, P4InfoIndex.from_file(DEFAULT.p4info).p4info)
+    profile = (_field(1, b"pipe") + _field(2, files["pipe/context.json"])
+               + _field(3, files["pipe/tofino.bin"])
+               + _field(4, b"".join(_varint(p) for p in PIPE_SCOPE)))
+    expected = _field(1, PROGRAM.encode()) + _field(2, files["bfrt.json"]) + _field(3, profile)
+    assert bf_pipeline.device_config(tmp_path) == expected
+
+
+def _conf(tmp_path: Path) -> dict:
+    fake_tofino_build(tmp_path, P4InfoIndex.from_file(DEFAULT.p4info).p4info)
+    return json.loads((tmp_path / f"{PROGRAM}.conf").read_text())
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: c["p4_devices"].append(c["p4_devices"][0]), "Stratum takes one device, the "
+                                                          "file has 2"),
+    (lambda c: c["p4_devices"][0]["p4_programs"][0]["p4_pipelines"].clear(),
+     "the program lists no pipeline"),
+    (lambda c: c["p4_devices"][0]["p4_programs"][0].pop("bfrt-config"),
+     "not a bf-p4c .conf (KeyError: 'bfrt-config')"),
+    (lambda c: c["p4_devices"][0]["p4_programs"][0]["p4_pipelines"][0].update(
+        context="pipe/nothing.json"), "pipeline pipe context 'pipe/nothing.json' not found"),
+])
+def test_bad_compiler_output_is_one_clear_line(tmp_path: Path, edit, message: str) -> None:
+    conf = _conf(tmp_path)
+    edit(conf)
+    (tmp_path / f"{PROGRAM}.conf").write_text(json.dumps(conf))
+    with pytest.raises(BfPipelineError) as err:
+        bf_pipeline.device_config(tmp_path)
+    assert str(err.value) == f"{tmp_path / PROGRAM}.conf: {message}"
+
+
+def test_a_folder_without_one_conf_or_with_a_broken_one_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BfPipelineError, match=r"expected bf-p4c.s one <program>\.conf, found none"):
+        bf_pipeline.device_config(tmp_path)
+    (tmp_path / "a.conf").write_text("{")
+    with pytest.raises(BfPipelineError, match=r"a.conf: not JSON"):
+        bf_pipeline.device_config(tmp_path)
+    (tmp_path / "b.conf").write_text("{}")
+    with pytest.raises(BfPipelineError, match=r"found a\.conf, b\.conf"):
+        bf_pipeline.device_config(tmp_path)
