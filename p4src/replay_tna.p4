@@ -15,9 +15,12 @@
  *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index); RESET:
  *             RESET_FANOUT copies to LOOP_PORT (the controller's groups).
  *   egress    on LOOP_PORT: ReplayService; the packet leaves with loop_h.
- *   ingress   loop_h.deliver: a finished reply, forwarded to the requester
- *             (or the CPU port); else the request's next pass: a SAMPLE reply
- *             drawn again (every draw overshot), the next RESET round.
+ *   ingress   loop_h.deliver: a finished reply, addressed (ReplyAddress, as
+ *             v1model's ingress addresses a SAMPLE) and forwarded to the
+ *             requester (or the CPU port); else the request's next pass: a
+ *             SAMPLE reply drawn again (every draw overshot), the next RESET
+ *             round. On its way through LOOP_PORT a replay packet carries its
+ *             addressing behind the replay header (tna/bridge.p4).
  *   egress    of the requester's port: forwarding only.
  * Broadcast copies are readdressed in the egress of their ports.
  * A copy never waits for a slot being written: stages run packets in order,
@@ -54,6 +57,9 @@ control ReplayIngress(inout tna_headers_t hdr,
     ArpResponder() arp;
     Ipv4Forwarding() ipv4;
     ReplayAdmission() replay;
+    ReplyAddress() reply_address;
+    ReplyLengths() reply_lengths;
+    ReplayHeaderPresent() header_present;
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -72,6 +78,13 @@ control ReplayIngress(inout tna_headers_t hdr,
         meta.now = ig_intr_md.ingress_mac_tstamp;
         meta.recirculated = (bit<1>)hdr.loop.isValid();
         if (hdr.loop.isValid()) {
+            /* The addressing back in front (tna/bridge.p4). */
+            hdr.replay.ethernet = hdr.tail.ethernet;
+            hdr.replay.ipv4 = hdr.tail.ipv4;
+            hdr.replay.udp = hdr.tail.udp;
+            hdr.tail.ethernet.setInvalid();
+            hdr.tail.ipv4.setInvalid();
+            hdr.tail.udp.setInvalid();
             meta.from_cpu = hdr.loop.from_cpu;
             meta.orig_port = hdr.loop.orig_port;
             meta.redraw = hdr.loop.redraw;
@@ -86,14 +99,13 @@ control ReplayIngress(inout tna_headers_t hdr,
         }
 
         if (hdr.loop.isValid() && hdr.loop.deliver == 1) {
-            /* A reply finished on LOOP_PORT: on to the requester. */
+            /* A reply finished on LOOP_PORT: addressed, on to the requester. */
             meta.out_port = meta.orig_port;
             if (meta.from_cpu == 1) {
                 meta.out_port = CPU_PORT;
-                hdr.replay.packet_in.setValid();
-                hdr.replay.packet_in.ingress_port = meta.orig_port;
-                hdr.replay.packet_in._pad = 0;
             }
+            reply_address.apply(hdr.replay, meta, meta.out_port);
+            reply_lengths.apply(hdr.replay, meta);
         } else if (hdr.replay.packet_out.isValid() && hdr.replay.packet_out.egress_port != 0) {
             /* Controller packet-out with an explicit port: send it there as is. */
             meta.out_port = hdr.replay.packet_out.egress_port;
@@ -117,6 +129,17 @@ control ReplayIngress(inout tna_headers_t hdr,
                 if (meta.mcast_grp == 0) {
                     meta.out_port = LOOP_PORT;   /* to the replay state */
                 }
+                /* Laid out for LOOP_PORT: the addressing behind the replay
+                 * header (tna/bridge.p4), which even a request too short to
+                 * hold one gets, to be answered in. */
+                header_present.apply(hdr.replay.replay);
+                hdr.tail.ethernet = hdr.replay.ethernet;
+                hdr.tail.ipv4 = hdr.replay.ipv4;
+                hdr.tail.udp = hdr.replay.udp;
+                hdr.replay.ethernet.setInvalid();
+                hdr.replay.ipv4.setInvalid();
+                hdr.replay.udp.setInvalid();
+                hdr.replay.packet_out.setInvalid();
             } else if (hdr.replay.ipv4.isValid()) {
                 ipv4.apply(hdr.replay, meta);
             } else {
@@ -180,11 +203,10 @@ control ReplayEgress(inout tna_headers_t hdr,
         meta.reset_base = hdr.bridge.reset_base;
         hdr.bridge.setInvalid();
         meta.rid = eg_intr_md.egress_rid;
-        /* The port a reply leaves by in the end: LOOP_PORT only passes it on. */
-        meta.egress_port = meta.orig_port;
-        if (meta.from_cpu == 1) {
-            meta.egress_port = CPU_PORT;
-        }
+        meta.egress_port = eg_intr_md.egress_port;
+        /* A reply is addressed on the ingress pass that delivers it (its
+         * addressing is not parsed here: tna/bridge.p4). */
+        meta.addressed = 1;
         /* No copy waits for a slot being written (see the top of this file):
          * one that finds a stamp-0 slot answers NOT_READY at once. */
         meta.redraws = EMPTY_SLOT_REDRAWS;
@@ -198,6 +220,10 @@ control ReplayEgress(inout tna_headers_t hdr,
             } else {
                 hdr.loop.setValid();
                 hdr.loop._pad0 = 0;
+                hdr.loop.has_payload = 0;
+                if (hdr.replay.payload.isValid()) {
+                    hdr.loop.has_payload = 1;
+                }
                 hdr.loop.redraw = meta.redraw;
                 hdr.loop.deliver = 0;
                 if (meta.verdict == EGRESS_REPLY) {

@@ -6,13 +6,15 @@
  *                 swapped, the header made a well-formed v1 reply, the lengths
  *                 and meta.frame_len of a reply with a payload (the longest).
  *   ReplyFields   what is this reply's own: status, index, slot, stamp,
- *                 priority, size, total, and the lengths of a reply without a
- *                 payload.
+ *                 priority, size, total.
+ *   ReplyLengths  the lengths of a reply without a payload.
  *
- * ReplyBuilder applies both in egress, where the egress port is already the
- * requester's (or the CPU port, where the reply gets a packet_in header). An
- * architecture may apply ReplyAddress once in ingress instead, for a SAMPLE
- * whose n copies then only fill in their own fields (meta.addressed);
+ * ReplyBuilder applies all three in egress, where the egress port is already
+ * the requester's (or the CPU port, where the reply gets a packet_in header).
+ * An architecture may apply ReplyAddress (and ReplyLengths) in ingress
+ * instead: v1model once for a SAMPLE, whose n copies then only fill in their
+ * own fields (meta.addressed); TNA for every reply, on the ingress pass that
+ * delivers it after its stateful pass;
  * ReplyUnaddress turns such a copy back into its request when it has to be
  * drawn again. meta.frame_len is the reply's exact length, to which the
  * architecture's top level truncates the frame.
@@ -33,20 +35,29 @@
 const bit<16> REPLY_UDP_BYTES = UDP_BYTES + REPLAY_HDR_BYTES;
 const bit<16> REPLY_UDP_BYTES_WITH_PAYLOAD = REPLY_UDP_BYTES + PAYLOAD_BYTES;
 
+/* A request too short to hold a replay header gets an empty one to answer in. */
+control ReplayHeaderPresent(inout replay_h replay) {
+    apply {
+        if (!replay.isValid()) {
+            replay.setValid();
+            replay.op = 0;
+            replay.flags = 0;
+            replay.table_id = 0;
+            replay.count = 0;
+            replay.request_id = 0;
+        }
+    }
+}
+
 control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_port) {
+    ReplayHeaderPresent() header_present;
+
     apply {
         SWAP_ADDRESSES(hdr)
         hdr.ipv4.ttl = REPLY_TTL;
         hdr.udp.checksum = 0;
 
-        if (!hdr.replay.isValid()) {   /* request too short to hold a header */
-            hdr.replay.setValid();
-            hdr.replay.op = 0;
-            hdr.replay.flags = 0;
-            hdr.replay.table_id = 0;
-            hdr.replay.count = 0;
-            hdr.replay.request_id = 0;
-        }
+        header_present.apply(hdr.replay);
         /* A reply is always well-formed v1, whatever the request was. */
         hdr.replay.version = REPLAY_VERSION;
         hdr.replay.reserved = 0;
@@ -81,7 +92,12 @@ control ReplyFields(inout headers_t hdr, inout metadata_t meta) {
         hdr.replay.priority = meta.priority;
         hdr.replay.size = meta.size;
         hdr.replay.total = meta.total;
+    }
+}
 
+/* The lengths of a reply that has no payload (ReplyAddress set them with one). */
+control ReplyLengths(inout headers_t hdr, inout metadata_t meta) {
+    apply {
         if (!hdr.payload.isValid()) {
             hdr.udp.length = REPLY_UDP_BYTES;
             hdr.ipv4.total_len = IPV4_BYTES + REPLY_UDP_BYTES;
@@ -103,12 +119,14 @@ control ReplyUnaddress(inout headers_t hdr) {
 control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
     ReplyAddress() address;
     ReplyFields() fields;
+    ReplyLengths() lengths;
 
     apply {
         if (meta.addressed == 0) {
             address.apply(hdr, meta, meta.egress_port);
         }
         fields.apply(hdr, meta);
+        lengths.apply(hdr, meta);
     }
 }
 

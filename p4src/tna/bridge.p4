@@ -15,8 +15,15 @@
  *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority,
  *             redraw) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
  *             4 B capacity | 4 B min_size | 4 B reset_base            = 18 B
- *   loop_h    1 B flags (redraw, deliver, from_cpu) | 2 B orig_port |
- *             1 B copy_index | 4 B reset_base                         = 8 B
+ *   loop_h    1 B flags (has_payload, redraw, deliver, from_cpu) |
+ *             2 B orig_port | 1 B copy_index | 4 B reset_base          = 8 B
+ *
+ * A replay packet on its way through LOOP_PORT is laid out
+ *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [Ethernet IPv4 UDP]
+ * so that the egress parser reads the replay header and payload and nothing
+ * else: Tofino 1's egress parser looks at most 160 bytes deep (egress
+ * intrinsic metadata 27 + bridge_h 18 + replay_h 36 + payload 64 = 145). The
+ * ingress pass that delivers the reply puts the addressing back in front.
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4
@@ -38,7 +45,8 @@ header bridge_h {
 }
 
 header loop_h {
-    bit<5>  _pad0;
+    bit<4>  _pad0;
+    bit<1>  has_payload;     /* replay_h is followed by a replay_payload_h */
     bit<1>  redraw;          /* a SAMPLE reply to draw again: reply copy_index */
     bit<1>  deliver;         /* a finished reply: ingress only forwards it */
     bit<1>  from_cpu;
@@ -48,11 +56,21 @@ header loop_h {
     bit<32> reset_base;
 }
 
-/* The TNA program's header stack: its own headers in front of the shared ones. */
+/* A replay packet's addressing while it goes through LOOP_PORT: after the
+ * replay header and payload, so that its egress parser reads those alone. */
+struct tail_t {
+    ethernet_h ethernet;
+    arp_h      arp;          /* never valid: AddressHeaderParser's signature */
+    ipv4_h     ipv4;
+    udp_h      udp;
+}
+
+/* The TNA program's header stack: its own headers around the shared ones. */
 struct tna_headers_t {
     bridge_h  bridge;
     loop_h    loop;
     headers_t replay;
+    tail_t    tail;
 }
 
 #endif

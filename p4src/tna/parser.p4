@@ -1,11 +1,15 @@
 /*
  * tna/parser.p4 -- TNA's parsers and deparsers around the shared header stack
- * (include/parser.p4).
+ * (include/parser.p4), and the layout of a replay packet on its way through
+ * LOOP_PORT (tna/bridge.p4).
  *
  *   ingress   intrinsic metadata, port metadata (skipped), then by port:
- *             LOOP_PORT -> loop_h; CPU_PORT -> packet_out; then the stack.
- *   egress    intrinsic metadata, bridge_h (every packet carries one), then
- *             packet_out if the packet came from the CPU port, then the stack.
+ *             LOOP_PORT -> loop_h, the replay header and payload, the
+ *             addressing (into hdr.tail); CPU_PORT -> packet_out; then the
+ *             stack.
+ *   egress    intrinsic metadata, bridge_h (every packet carries one), then a
+ *             replay request's replay header and payload, or another packet's
+ *             Ethernet to UDP.
  * A header cut short ends parsing and sets the parser error; admission then
  * answers TRUNCATED from the headers' length fields, as on v1model. (Whether a
  * Tofino drops such packets before ingress depends on its parser error
@@ -19,6 +23,7 @@ parser ReplayIngressParser(packet_in pkt,
                            out metadata_t meta,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     ReplayHeaderParser() headers;
+    AddressHeaderParser() tail;
 
     state start {
         pkt.extract(ig_intr_md);
@@ -30,14 +35,25 @@ parser ReplayIngressParser(packet_in pkt,
         }
     }
 
-    /* A request's next pass from the CPU still has its packet_out header; a
-     * finished reply (deliver) has none. */
+    /* After a stateful pass: the replay header (and payload), then the
+     * addressing (tna/bridge.p4). */
     state parse_loop {
         pkt.extract(hdr.loop);
-        transition select(hdr.loop.deliver, hdr.loop.from_cpu) {
-            (0, 1): parse_packet_out;
-            default: parse_stack;
+        pkt.extract(hdr.replay.replay);
+        transition select(hdr.loop.has_payload) {
+            1: parse_loop_payload;
+            default: parse_tail;
         }
+    }
+
+    state parse_loop_payload {
+        pkt.extract(hdr.replay.payload);
+        transition parse_tail;
+    }
+
+    state parse_tail {
+        tail.apply(pkt, hdr.tail.ethernet, hdr.tail.arp, hdr.tail.ipv4, hdr.tail.udp);
+        transition accept;
     }
 
     state parse_packet_out {
@@ -52,44 +68,64 @@ parser ReplayIngressParser(packet_in pkt,
     }
 }
 
+/* The bridge, then the stack in wire order, or for a replay packet bound for
+ * LOOP_PORT its replay header and payload with the addressing in the tail;
+ * the IPv4 checksum of a reply addressed on its delivery. */
 control ReplayIngressDeparser(packet_out pkt,
                               inout tna_headers_t hdr,
                               in metadata_t meta,
                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() ipv4_checksum;
+
     apply {
+        if (meta.ip_rewritten == 1) {
+            hdr.replay.ipv4.hdr_checksum = ipv4_checksum.update(IPV4_CHECKSUM_FIELDS(hdr.replay.ipv4));
+        }
         pkt.emit(hdr.bridge);
         pkt.emit(hdr.replay);
+        pkt.emit(hdr.tail);
     }
 }
 
+/* Intrinsic metadata and bridge_h, then a replay request's replay header and
+ * payload alone (on LOOP_PORT), or another packet's addressing: Ethernet to
+ * UDP, after the packet_out header of a packet from the CPU port. */
 parser ReplayEgressParser(packet_in pkt,
                           out tna_headers_t hdr,
                           out metadata_t meta,
                           out egress_intrinsic_metadata_t eg_intr_md) {
-    ReplayHeaderParser() headers;
+    ReplayBodyParser() body;
+    AddressHeaderParser() address;
 
     state start {
         pkt.extract(eg_intr_md);
         pkt.extract(hdr.bridge);
-        transition select(hdr.bridge.from_cpu) {
-            1: parse_packet_out;
-            default: parse_stack;
+        transition select(hdr.bridge.is_request, hdr.bridge.from_cpu) {
+            (1, _): parse_body;
+            (0, 1): parse_packet_out;
+            default: parse_address;
         }
+    }
+
+    state parse_body {
+        body.apply(pkt, hdr.replay.replay, hdr.replay.payload);
+        transition accept;
     }
 
     state parse_packet_out {
         pkt.extract(hdr.replay.packet_out);
-        transition parse_stack;
+        transition parse_address;
     }
 
-    state parse_stack {
-        headers.apply(pkt, hdr.replay.ethernet, hdr.replay.arp, hdr.replay.ipv4,
-                      hdr.replay.udp, hdr.replay.replay, hdr.replay.payload);
+    state parse_address {
+        address.apply(pkt, hdr.replay.ethernet, hdr.replay.arp, hdr.replay.ipv4, hdr.replay.udp);
         transition accept;
     }
 }
 
-/* The IPv4 checksum of a header the switch rewrote, then the headers. */
+/* The IPv4 checksum of a header the switch rewrote, then the headers: on
+ * LOOP_PORT loop_h and the replay header and payload (the addressing follows,
+ * unparsed), elsewhere the addressing (the rest follows, unparsed). */
 control ReplayEgressDeparser(packet_out pkt,
                              inout tna_headers_t hdr,
                              in metadata_t meta,
