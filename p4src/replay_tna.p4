@@ -23,8 +23,8 @@
  *             addressing behind the replay header (tna/bridge.p4).
  *   egress    of the requester's port: forwarding only.
  * Broadcast copies are readdressed in the egress of their ports.
- * A copy never waits for a slot being written: stages run packets in order,
- * so no copy reads a claimed slot before its INSERT has written it.
+ * A request takes its state stages in phases, one such loop each
+ * (tna/phases.p4), so that no pass needs more than a pipe's stages.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -43,7 +43,9 @@
 #include "tna/draw.p4"
 #include "tna/sum_tree.p4"
 #include "tna/slot_store.p4"
+#include "tna/phases.p4"
 #include "include/replay_reply.p4"
+#include "tna/loop.p4"
 #include "include/replay_service.p4"
 
 @pa_auto_init_metadata
@@ -59,7 +61,8 @@ control ReplayIngress(inout tna_headers_t hdr,
     ReplayAdmission() replay;
     ReplyAddress() reply_address;
     ReplyLengths() reply_lengths;
-    ReplayHeaderPresent() header_present;
+    ToLoopLayout() to_loop;
+    FromLoopLayout() from_loop;
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -78,14 +81,11 @@ control ReplayIngress(inout tna_headers_t hdr,
         meta.now = ig_intr_md.ingress_mac_tstamp;
         meta.recirculated = (bit<1>)hdr.loop.isValid();
         if (hdr.loop.isValid()) {
-            /* The addressing back in front (tna/bridge.p4). */
-            hdr.replay.ethernet = hdr.tail.ethernet;
-            hdr.replay.ipv4 = hdr.tail.ipv4;
-            hdr.replay.udp = hdr.tail.udp;
-            hdr.tail.ethernet.setInvalid();
-            hdr.tail.ipv4.setInvalid();
-            hdr.tail.udp.setInvalid();
+            from_loop.apply(hdr);
             meta.from_cpu = hdr.loop.from_cpu;
+            meta.phase = hdr.loop.phase;
+            meta.mode = hdr.loop.mode;
+            meta.redraws = hdr.loop.redraws;
             meta.orig_port = hdr.loop.orig_port;
             meta.redraw = hdr.loop.redraw;
             meta.copy_index = hdr.loop.copy_index;
@@ -106,6 +106,11 @@ control ReplayIngress(inout tna_headers_t hdr,
             }
             reply_address.apply(hdr.replay, meta, meta.out_port);
             reply_lengths.apply(hdr.replay, meta);
+        } else if (hdr.loop.isValid() && hdr.loop.phase != 0) {
+            /* The request's next phase: admitted already, back to the state. */
+            meta.is_request = 1;
+            meta.out_port = LOOP_PORT;
+            to_loop.apply(hdr);
         } else if (hdr.replay.packet_out.isValid() && hdr.replay.packet_out.egress_port != 0) {
             /* Controller packet-out with an explicit port: send it there as is. */
             meta.out_port = hdr.replay.packet_out.egress_port;
@@ -129,17 +134,7 @@ control ReplayIngress(inout tna_headers_t hdr,
                 if (meta.mcast_grp == 0) {
                     meta.out_port = LOOP_PORT;   /* to the replay state */
                 }
-                /* Laid out for LOOP_PORT: the addressing behind the replay
-                 * header (tna/bridge.p4), which even a request too short to
-                 * hold one gets, to be answered in. */
-                header_present.apply(hdr.replay.replay);
-                hdr.tail.ethernet = hdr.replay.ethernet;
-                hdr.tail.ipv4 = hdr.replay.ipv4;
-                hdr.tail.udp = hdr.replay.udp;
-                hdr.replay.ethernet.setInvalid();
-                hdr.replay.ipv4.setInvalid();
-                hdr.replay.udp.setInvalid();
-                hdr.replay.packet_out.setInvalid();
+                to_loop.apply(hdr);
             } else if (hdr.replay.ipv4.isValid()) {
                 ipv4.apply(hdr.replay, meta);
             } else {
@@ -172,6 +167,8 @@ control ReplayIngress(inout tna_headers_t hdr,
         hdr.bridge.status = meta.status;
         hdr.bridge.mode = meta.mode;
         hdr.bridge.copy_index = meta.copy_index;
+        hdr.bridge.phase = meta.phase;
+        hdr.bridge.redraws = meta.redraws;
         hdr.bridge.capacity = meta.capacity;
         hdr.bridge.min_size = meta.min_size;
         hdr.bridge.reset_base = meta.reset_base;
@@ -187,6 +184,8 @@ control ReplayEgress(inout tna_headers_t hdr,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     ReplayService() replay;
     BroadcastRewrite() broadcast;
+    PhaseResume() resume;
+    PhaseCarry() carry;
 
     apply {
         meta.is_replica = hdr.bridge.is_replica;
@@ -198,27 +197,33 @@ control ReplayEgress(inout tna_headers_t hdr,
         meta.status = hdr.bridge.status;
         meta.mode = hdr.bridge.mode;
         meta.copy_index = hdr.bridge.copy_index;
+        meta.phase = hdr.bridge.phase;
         meta.capacity = hdr.bridge.capacity;
         meta.min_size = hdr.bridge.min_size;
         meta.reset_base = hdr.bridge.reset_base;
+        meta.redraws = hdr.bridge.redraws;
         hdr.bridge.setInvalid();
         meta.rid = eg_intr_md.egress_rid;
         meta.egress_port = eg_intr_md.egress_port;
         /* A reply is addressed on the ingress pass that delivers it (its
          * addressing is not parsed here: tna/bridge.p4). */
         meta.addressed = 1;
-        /* No copy waits for a slot being written (see the top of this file):
-         * one that finds a stamp-0 slot answers NOT_READY at once. */
-        meta.redraws = EMPTY_SLOT_REDRAWS;
 
         if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
         } else if (meta.is_request == 1) {
+            resume.apply(hdr.replay, meta);
             replay.apply(hdr.replay, meta);
             if (meta.verdict == EGRESS_DROP) {
                 eg_dprsr_md.drop_ctl = 1;
             } else {
                 hdr.loop.setValid();
+                hdr.loop.phase = 0;
+                if (meta.verdict == EGRESS_AGAIN && MORE_PHASES) {
+                    hdr.loop.phase = meta.phase + 1;
+                    carry.apply(hdr.replay, meta);
+                }
+                hdr.loop.mode = meta.mode;
                 hdr.loop._pad0 = 0;
                 hdr.loop.has_payload = 0;
                 if (hdr.replay.payload.isValid()) {
@@ -233,6 +238,7 @@ control ReplayEgress(inout tna_headers_t hdr,
                 hdr.loop._pad1 = 0;
                 hdr.loop.orig_port = meta.orig_port;
                 hdr.loop.copy_index = meta.copy_index;
+                hdr.loop.redraws = meta.redraws;
                 hdr.loop.reset_base = meta.reset_base;
             }
         } else if (meta.is_replica == 1) {

@@ -187,6 +187,9 @@ struct metadata_t {
     bit<64> draw2;
     bit<64> draw3;
     bit<1>  ip_rewritten;    /* recompute the IPv4 checksum on the way out */
+
+    /* the architecture's own (<arch>/arch.p4) */
+    ARCH_METADATA
 }
 
 #endif

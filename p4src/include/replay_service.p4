@@ -33,6 +33,12 @@
  *                 replay_not_ready[table] per SAMPLE reply answered NOT_READY
  *                 (names pinned to ReplayEgress.replay.<name>)
  *
+ * Phases: v1model runs all of this in one egress pass. TNA runs a request's
+ * stages in up to four passes through LOOP_PORT, its phases (tna/phases.p4):
+ * FIRST_PHASE gates the stages before the tree, STORE_PHASE the slot record,
+ * the tree and the draws gate their own parts, and MORE_PHASES sends the
+ * request round again (<arch>/arch.p4 defines the three).
+ *
  * Shared by both architectures. The state stages are each architecture's own
  * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
  * the architecture's top level acts on meta.verdict (send, drop, recirculate).
@@ -115,7 +121,10 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
         answer = true;
         again = false;
         counted = true;               /* replay_requests: once per request */
-        if (op == OP_SAMPLE) {
+        if (MORE_PHASES) {
+            again = true;                 /* the request's next phase (<arch>/arch.p4) */
+            meta.copy_index = meta.index;
+        } else if (op == OP_SAMPLE) {
             if (meta.status == STATUS_OK && meta.found == 0) {
                 again = true;             /* every draw overshot, or an unwritten slot */
                 meta.redraw = 1;
@@ -195,6 +204,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     ReplayVerdict() verdict;
 
     ReplayStats() stats;
+    PHASE_PLANNER
 
     apply {
         bit<8> op = hdr.replay.op;
@@ -216,36 +226,42 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 
 
             /* ---- state ----------------------------------------------------------- */
-            ring.apply(meta);
-            if (op == OP_SAMPLE && meta.status == STATUS_OK) {
-                if (meta.size < meta.min_size || meta.size == 0) {
-                    meta.status = STATUS_BELOW_MIN_SIZE;
-                    meta.tree_op = TREE_TOTAL;
-                } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
-                    uniform.apply(meta);
-                    if (meta.found == 0) {
-                        meta.tree_op = 0;
+            if (FIRST_PHASE) {
+                ring.apply(meta);
+                if (op == OP_SAMPLE && meta.status == STATUS_OK) {
+                    if (meta.size < meta.min_size || meta.size == 0) {
+                        meta.status = STATUS_BELOW_MIN_SIZE;
+                        meta.tree_op = TREE_TOTAL;
+                    } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
+                        uniform.apply(meta);
+                        if (meta.found == 0) {
+                            meta.tree_op = 0;
+                        }
                     }
                 }
+                guard.apply(meta);
+                if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
+                    meta.status = STATUS_STALE;
+                    meta.max_op = 0;
+                    meta.tree_op = TREE_TOTAL;
+                    meta.store_op = 0;
+                }
+                max_priority.apply(meta);
             }
-            guard.apply(meta);
-            if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
-                meta.status = STATUS_STALE;
-                meta.max_op = 0;
-                meta.tree_op = TREE_TOTAL;
-                meta.store_op = 0;
-            }
-            max_priority.apply(meta);
             tree.apply(meta);
             if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
                 meta.store_op = 0;
             }
-            store.apply(meta, hdr.payload);
+            PLAN_PHASES
+            if (STORE_PHASE) {
+                store.apply(meta, hdr.payload);
+            }
             /* A drawn slot that holds no experience (stamp 0: an INSERT on another
              * thread has claimed it and not written it yet) is drawn again; after
              * EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY, without payload. */
             bool unwritten = false;
-            if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1 && meta.stamp == 0) {
+            if (STORE_PHASE && op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1
+                && meta.stamp == 0) {
                 unwritten = true;
                 hdr.payload.setInvalid();
                 if (meta.redraws < EMPTY_SLOT_REDRAWS) {

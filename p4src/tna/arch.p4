@@ -29,4 +29,31 @@ const bit<9> LOOP_PORT = 68;
 #define CELL_INDEX(name) Hash<bit<32>>(HashAlgorithm_t.IDENTITY) name
 #define SLOT_CELL(name) name.get({meta.table_index[TABLE_BITS-1:0], meta.slot[SLOT_BITS-1:0]})
 
+/* The replay service's phases (include/replay_service.p4, tna/phases.p4): a
+ * request takes its state stages in up to four egress passes through
+ * LOOP_PORT, so that no pass's chain of dependent steps is longer than the
+ * 12 stages of a Tofino 1 pipe. What a phase finds travels to the next in the
+ * request's own header fields (replay_tna.p4); each walk phase has its own
+ * working fields, so that the compiler chains no step of one phase to
+ * another's. */
+#define ARCH_METADATA \
+    bit<8>  phase;         /* this pass's phase of the request, 0 first */ \
+    bit<8>  store_phase;   /* the phase that reads or writes the slot record */ \
+    bit<8>  last_phase; \
+    bit<32> carried_delta; /* the change to a slot's priority, found in phase 0 */ \
+    bit<32> path1;         /* walk phases 1 .. 3: the path (bit L-l: went right */ \
+    bit<32> r1;            /* at level l), r, and the left child's sum read */ \
+    bit<32> left1; \
+    bit<32> path2; \
+    bit<32> r2; \
+    bit<32> left2; \
+    bit<32> path3;         /* also the slot whose record the store reads or writes */ \
+    bit<32> r3; \
+    bit<32> left3;
+#define PHASE_PLANNER PhasePlan() phases;
+#define PLAN_PHASES phases.apply(hdr, meta);
+#define FIRST_PHASE (meta.phase == 0)
+#define STORE_PHASE (meta.phase == meta.store_phase)
+#define MORE_PHASES (meta.phase != meta.last_phase)
+
 #endif

@@ -14,15 +14,17 @@
  * Byte layouts (padding fields make each header whole bytes):
  *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority,
  *             redraw) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
- *             4 B capacity | 4 B min_size | 4 B reset_base            = 18 B
+ *             1 B phase | 1 B redraws | 4 B capacity | 4 B min_size |
+ *             4 B reset_base                                          = 20 B
  *   loop_h    1 B flags (has_payload, redraw, deliver, from_cpu) |
- *             2 B orig_port | 1 B copy_index | 4 B reset_base          = 8 B
+ *             2 B orig_port | 1 B copy_index | 1 B phase | 1 B mode |
+ *             1 B redraws | 4 B reset_base                            = 11 B
  *
  * A replay packet on its way through LOOP_PORT is laid out
  *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [Ethernet IPv4 UDP]
  * so that the egress parser reads the replay header and payload and nothing
  * else: Tofino 1's egress parser looks at most 160 bytes deep (egress
- * intrinsic metadata 27 + bridge_h 18 + replay_h 36 + payload 64 = 145). The
+ * intrinsic metadata 27 + bridge_h 20 + replay_h 36 + payload 64 = 147). The
  * ingress pass that delivers the reply puts the addressing back in front.
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
@@ -39,6 +41,8 @@ header bridge_h {
     bit<8>  status;
     bit<8>  mode;
     bit<8>  copy_index;
+    bit<8>  phase;           /* the request's phase this pass (tna/phases.p4) */
+    bit<8>  redraws;         /* SAMPLE: passes this reply went round to draw again */
     bit<32> capacity;
     bit<32> min_size;
     bit<32> reset_base;
@@ -53,6 +57,9 @@ header loop_h {
     bit<7>  _pad1;
     bit<9>  orig_port;
     bit<8>  copy_index;
+    bit<8>  phase;           /* the request's next phase; 0: admitted again */
+    bit<8>  mode;            /* SAMPLE: its sampling mode, for phases 1 .. 3 */
+    bit<8>  redraws;
     bit<32> reset_base;
 }
 

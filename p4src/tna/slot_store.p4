@@ -69,6 +69,11 @@ const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority o
         void apply(inout bit<32> value) { value = 0; } \
     };
 
+/* The record's cell: {table, meta.path3}, which is the slot the request
+ * names or phase 0 found, or where the walk's last phase ended
+ * (tna/sum_tree.p4): its one index, whichever phase the store is in. */
+#define RECORD_CELL record_cell.get({meta.table_index[TABLE_BITS-1:0], meta.path3[SLOT_BITS-1:0]})
+
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_stamp;
     RECORD_ACTIONS(slot_record_stamp, meta.stamp)
@@ -81,21 +86,21 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     CELL_INDEX(record_cell);
 
     action write_record() {
-        slot_record_stamp_write.execute(SLOT_CELL(record_cell));
-#define WRITE_WORD(i) payload_w##i##_write.execute(SLOT_CELL(record_cell));
+        slot_record_stamp_write.execute(RECORD_CELL);
+#define WRITE_WORD(i) payload_w##i##_write.execute(RECORD_CELL);
         FOR_EACH_WORD(WRITE_WORD)
     }
 
     action read_record() {
-        meta.stamp = slot_record_stamp_read.execute(SLOT_CELL(record_cell));
+        meta.stamp = slot_record_stamp_read.execute(RECORD_CELL);
         payload.setValid();
-#define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(SLOT_CELL(record_cell));
+#define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(RECORD_CELL);
         FOR_EACH_WORD(READ_WORD)
     }
 
     action clear_record() {
-        slot_record_stamp_clear.execute(SLOT_CELL(record_cell));
-#define CLEAR_WORD(i) payload_w##i##_clear.execute(SLOT_CELL(record_cell));
+        slot_record_stamp_clear.execute(RECORD_CELL);
+#define CLEAR_WORD(i) payload_w##i##_clear.execute(RECORD_CELL);
         FOR_EACH_WORD(CLEAR_WORD)
     }
 
@@ -116,15 +121,15 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
      * record). A stage serves packets in order, so on Tofino a copy still reads
      * stamp, priority and payload of one INSERT. */
     action write_priority() {
-        slot_record_priority_write.execute(SLOT_CELL(record_cell));
+        slot_record_priority_write.execute(RECORD_CELL);
     }
 
     action read_priority() {
-        meta.priority = slot_record_priority_read.execute(SLOT_CELL(record_cell));
+        meta.priority = slot_record_priority_read.execute(RECORD_CELL);
     }
 
     action clear_priority() {
-        slot_record_priority_clear.execute(SLOT_CELL(record_cell));
+        slot_record_priority_clear.execute(RECORD_CELL);
     }
 
     table record_priority {

@@ -10,20 +10,35 @@
  *     below 2^32 (with Q16.16 priorities: 65,536 in all); beyond that the
  *     sums wrap (docs/hardware.md).
  *   - The walk's comparison and subtraction at each level follow the
- *     level's read in the next stage (a stateful ALU outputs one value).
- *   - The walk keeps its path in meta.slot (bit L-l = went right at level
- *     l, the bits below still 0), so that the cell an ADD changes and the
- *     left child a WALK reads at level l are one index, {table, the slot's
- *     top l bits}: a stateful ALU has one address per table (tna/arch.p4).
+ *     level's read in the next stage (a stateful ALU outputs one value), so
+ *     a level takes two stages and the walk is spread over phases 1 .. 3
+ *     (tna/phases.p4): the draw in phase 0, five levels in each of phases 1
+ *     and 2, the last level and the leaves in phase 3.
+ *   - An ADD (INSERT, UPDATE, WRITE, RESET) swaps the slot's priority in
+ *     phase 0, which gives the change, and adds it to the root and every
+ *     level and writes the leaf in phase 1: the tree is a sum tree after
+ *     every packet.
+ *   - Walk phase k keeps its path in meta.path<k> (bit L-l = went right at
+ *     level l, the bits below still 0) and an ADD its slot there too, so that
+ *     the cell an ADD changes and the left child a WALK reads at level l are
+ *     one index, {table, the path's top l bits}: a stateful ALU has one
+ *     address per table (tna/arch.p4).
  * Node n of level l for table t is at index (t << l) | n, as on v1model.
  */
 #ifndef REPLAY_SUM_TREE_P4
 #define REPLAY_SUM_TREE_P4
 
-#ifndef FOR_EACH_INNER_LEVEL
-#define FOR_EACH_INNER_LEVEL(X) \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+/* The inner levels 1 .. L-1, by the walk phase that reads them (phase 3 also
+ * reads the leaves); an ADD writes every level in phase 1. A build with
+ * another SLOT_BITS defines the three lists (tna/phases.p4). */
+#ifndef WALK_LEVELS_1
+#define WALK_LEVELS_1(X) X(1, 1) X(2, 1) X(3, 1) X(4, 1) X(5, 1)
+#define WALK_LEVELS_2(X) X(6, 2) X(7, 2) X(8, 2) X(9, 2) X(10, 2)
+#define WALK_LEVELS_3(X) X(11, 3)
 #endif
+#define FOR_EACH_INNER_LEVEL(X) WALK_LEVELS_1(X) WALK_LEVELS_2(X) WALK_LEVELS_3(X)
+const bit<8> ADD_PHASE = 1;
+const bit<8> WALK_LAST_PHASE = 3;
 
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
@@ -33,7 +48,7 @@ const bit<8> TREE_TOTAL = 3;
 #define SUM_ACTIONS(reg) \
     RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_add = { \
         void apply(inout bit<32> value, out bit<32> result) { \
-            value = value + meta.delta[31:0]; \
+            value = value + meta.carried_delta; \
             result = value; \
         } \
     }; \
@@ -47,7 +62,7 @@ control SumTree(inout metadata_t meta) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_priority;
     CELL_INDEX(priority_cell);
     Register<bit<32>, bit<32>>(NUM_TABLES, 0) tree_root;
-#define DECLARE_LEVEL(l) \
+#define DECLARE_LEVEL(l, k) \
     Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
     SUM_ACTIONS(tree_l##l) \
     CELL_INDEX(level_cell_l##l);
@@ -57,7 +72,7 @@ control SumTree(inout metadata_t meta) {
 
     SUM_ACTIONS(tree_root)
 
-    /* ---- slot_priority ---------------------------------------------------- */
+    /* ---- slot_priority (phase 0): the change an ADD makes ------------------ */
     RegisterAction<bit<32>, bit<32>, bit<32>>(slot_priority) priority_swap = {
         void apply(inout bit<32> value, out bit<32> before) {
             before = value;
@@ -78,7 +93,7 @@ control SumTree(inout metadata_t meta) {
         default_action = NoAction();
     }
 
-    /* ---- level 0 ---------------------------------------------------------- */
+    /* ---- level 0: read in phase 0, added to in phase 1 --------------------- */
     action add_root() {
         meta.total = (bit<64>)tree_root_add.execute(meta.table_index);
     }
@@ -88,42 +103,48 @@ control SumTree(inout metadata_t meta) {
     }
 
     table root {
-        key = { meta.tree_op : exact; }
+        key = {
+            meta.tree_op : exact;
+            meta.phase   : exact;
+        }
         actions = { add_root; read_root; NoAction; }
         const entries = {
-            TREE_ADD   : add_root();
-            TREE_WALK  : read_root();
-            TREE_TOTAL : read_root();
+            (TREE_ADD, ADD_PHASE) : add_root();
+            (TREE_WALK, 0)        : read_root();
+            (TREE_TOTAL, 0)       : read_root();
         }
         default_action = NoAction();
     }
 
-    /* ---- levels 1 .. L-1 -------------------------------------------------- */
-#define LEVEL_CELL(l) \
-    level_cell_l##l.get({meta.table_index[TABLE_BITS-1:0], meta.slot[SLOT_BITS-1:SLOT_BITS-l]})
-#define LEVEL(l) \
+    /* ---- levels 1 .. L-1: level l of walk phase k steers by path<k>, r<k> --- */
+#define LEVEL_CELL(l, k) \
+    level_cell_l##l.get({meta.table_index[TABLE_BITS-1:0], meta.path##k[SLOT_BITS-1:SLOT_BITS-l]})
+#define LEVEL(l, k) \
     action add_l##l() { \
-        tree_l##l##_add.execute(LEVEL_CELL(l)); \
+        tree_l##l##_add.execute(LEVEL_CELL(l, k)); \
     } \
     action descend_l##l() { \
-        meta.hi = tree_l##l##_read.execute(LEVEL_CELL(l)); \
+        meta.left##k = tree_l##l##_read.execute(LEVEL_CELL(l, k)); \
     } \
     action step_right_l##l() { \
-        meta.slot[SLOT_BITS-l:SLOT_BITS-l] = 1; \
-        meta.r[31:0] = meta.r[31:0] - meta.hi; \
+        meta.path##k[SLOT_BITS-l:SLOT_BITS-l] = 1; \
+        meta.r##k = meta.r##k - meta.left##k; \
     } \
     table level_l##l { \
-        key = { meta.tree_op : exact; } \
+        key = { \
+            meta.tree_op : exact; \
+            meta.phase   : exact; \
+        } \
         actions = { add_l##l; descend_l##l; NoAction; } \
         const entries = { \
-            TREE_ADD  : add_l##l(); \
-            TREE_WALK : descend_l##l(); \
+            (TREE_ADD, ADD_PHASE) : add_l##l(); \
+            (TREE_WALK, k)        : descend_l##l(); \
         } \
         default_action = NoAction(); \
     }
     FOR_EACH_INNER_LEVEL(LEVEL)
 
-    /* ---- level L ---------------------------------------------------------- */
+    /* ---- level L: written in phase 1, read in the last walk phase ---------- */
     RegisterAction<bit<32>, bit<32>, bit<32>>(tree_leaf) leaf_write = {
         void apply(inout bit<32> value) { value = meta.priority; }
     };
@@ -132,35 +153,42 @@ control SumTree(inout metadata_t meta) {
     };
 
     action write_leaf() {
-        leaf_write.execute(SLOT_CELL(leaf_cell));
+        leaf_write.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
+                                          meta.path3[SLOT_BITS-1:0]}));
     }
 
     action descend_leaf() {
-        meta.hi = leaf_read.execute(SLOT_CELL(leaf_cell));
+        meta.left3 = leaf_read.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
+                                                      meta.path3[SLOT_BITS-1:0]}));
     }
 
     table leaf {
-        key = { meta.tree_op : exact; }
+        key = {
+            meta.tree_op : exact;
+            meta.phase   : exact;
+        }
         actions = { write_leaf; descend_leaf; NoAction; }
         const entries = {
-            TREE_ADD  : write_leaf();
-            TREE_WALK : descend_leaf();
+            (TREE_ADD, ADD_PHASE)        : write_leaf();
+            (TREE_WALK, WALK_LAST_PHASE) : descend_leaf();
         }
         default_action = NoAction();
     }
 
-    /* The walk's step after reading a left child's sum (meta.hi): go left
+    /* The walk's step after reading a left child's sum (meta.left<k>): go left
      * if r falls inside it, else right (step_right_l<l>: the path's bit set,
      * r reduced). The walk reports only the slot; the reply's priority is the
      * slot record's (tna/slot_store.p4). */
 
     apply {
-        leaf_value.apply();
-        if (meta.tree_op == TREE_ADD) {
-            meta.delta[31:0] = meta.priority - meta.lo;
+        if (meta.phase == 0) {
+            leaf_value.apply();
+            if (meta.tree_op == TREE_ADD) {
+                meta.delta[31:0] = meta.priority - meta.lo;
+            }
         }
         root.apply();
-        if (meta.tree_op == TREE_WALK) {
+        if (meta.phase == 0 && meta.tree_op == TREE_WALK) {
             meta.slot = 0;
             if (meta.total == 0) {
                 meta.status = STATUS_EMPTY;
@@ -173,15 +201,18 @@ control SumTree(inout metadata_t meta) {
             }
         }
         if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
-#define APPLY_LEVEL(l) \
+#define APPLY_LEVEL(l, k) \
             level_l##l.apply(); \
-            if (meta.tree_op == TREE_WALK) { \
-                if (meta.r[31:0] >= meta.hi) { step_right_l##l(); } \
+            if (meta.tree_op == TREE_WALK && meta.phase == k && meta.r##k >= meta.left##k) { \
+                step_right_l##l(); \
             }
             FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
             leaf.apply();
-            if (meta.tree_op == TREE_WALK && meta.r[31:0] >= meta.hi) {
-                meta.slot[0:0] = 1;
+            if (meta.tree_op == TREE_WALK && meta.phase == WALK_LAST_PHASE) {
+                if (meta.r3 >= meta.left3) {
+                    meta.path3[0:0] = 1;
+                }
+                meta.slot = meta.path3;
             }
         }
     }

@@ -21,4 +21,13 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define COUNT_REQUEST(name, table_bucket, op, status) \
     name.count((table_bucket << STATS_TABLE_SHIFT) | (op << STATS_OP_SHIFT) | (bit<32>)(status))
 
+/* The replay service's phases (include/replay_service.p4): bmv2 runs all of
+ * a request's state stages in one egress pass, its only phase. */
+#define ARCH_METADATA
+#define PHASE_PLANNER
+#define PLAN_PHASES
+#define FIRST_PHASE true
+#define STORE_PHASE true
+#define MORE_PHASES false
+
 #endif

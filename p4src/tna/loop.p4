@@ -1,0 +1,90 @@
+/*
+ * tna/loop.p4 -- a replay packet's way round LOOP_PORT (tna/bridge.p4 has
+ * its headers and layout): the addressing moved behind the replay header and
+ * back, and what one phase of a request leaves the next (tna/phases.p4).
+ *
+ * A phase's findings travel in the request's own header fields, which the
+ * reply overwrites in the last phase:
+ *   after phase 0   slot, priority, size; stamp (an ADD's new or given
+ *                   stamp) or r (a walk); total (the tree's) or, for an ADD,
+ *                   the change to add in its low 32 bits
+ *   after phase k   slot = the walk's path so far, stamp = its r
+ */
+#ifndef REPLAY_TNA_LOOP_P4
+#define REPLAY_TNA_LOOP_P4
+
+/* Bound for LOOP_PORT: the addressing behind the replay header, which even a
+ * request too short to hold one gets, to be answered in. */
+control ToLoopLayout(inout tna_headers_t hdr) {
+    ReplayHeaderPresent() header_present;
+
+    apply {
+        header_present.apply(hdr.replay.replay);
+        hdr.tail.ethernet = hdr.replay.ethernet;
+        hdr.tail.ipv4 = hdr.replay.ipv4;
+        hdr.tail.udp = hdr.replay.udp;
+        hdr.replay.ethernet.setInvalid();
+        hdr.replay.ipv4.setInvalid();
+        hdr.replay.udp.setInvalid();
+        hdr.replay.packet_out.setInvalid();
+    }
+}
+
+/* Back from LOOP_PORT: the addressing in front again. */
+control FromLoopLayout(inout tna_headers_t hdr) {
+    apply {
+        hdr.replay.ethernet = hdr.tail.ethernet;
+        hdr.replay.ipv4 = hdr.tail.ipv4;
+        hdr.replay.udp = hdr.tail.udp;
+        hdr.tail.ethernet.setInvalid();
+        hdr.tail.ipv4.setInvalid();
+        hdr.tail.udp.setInvalid();
+    }
+}
+
+/* At the start of a phase after 0: what the last one found. Every phase
+ * starts its walk fields from the header's slot, the request's own in
+ * phase 0 (a READ's record). */
+control PhaseResume(in headers_t hdr, inout metadata_t meta) {
+    apply {
+        meta.path1 = hdr.replay.slot;
+        meta.path2 = hdr.replay.slot;
+        meta.path3 = hdr.replay.slot;
+        if (meta.phase != 0) {
+            meta.found = 1;                       /* phase 0 drew inside its range */
+            meta.rid = (bit<16>)meta.copy_index;  /* RESET: which slot of the round */
+            meta.size = hdr.replay.size;
+            meta.total = hdr.replay.total;
+            meta.carried_delta = hdr.replay.total[31:0];
+            meta.r1 = hdr.replay.stamp;
+            meta.r2 = hdr.replay.stamp;
+            meta.r3 = hdr.replay.stamp;
+        }
+    }
+}
+
+/* At the end of a phase that has a next one: what it found, for the next. */
+control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
+    apply {
+        if (meta.phase == 0) {
+            hdr.replay.slot = meta.slot;
+            hdr.replay.priority = meta.priority;
+            hdr.replay.size = meta.size;
+            hdr.replay.stamp = meta.stamp;
+            hdr.replay.total = meta.total;
+            if (meta.tree_op == TREE_ADD) {
+                hdr.replay.total = (bit<64>)meta.delta[31:0];
+            } else if (meta.tree_op == TREE_WALK) {
+                hdr.replay.stamp = meta.r[31:0];
+            }
+        } else if (meta.phase == 1) {
+            hdr.replay.slot = meta.path1;
+            hdr.replay.stamp = meta.r1;
+        } else {
+            hdr.replay.slot = meta.path2;
+            hdr.replay.stamp = meta.r2;
+        }
+    }
+}
+
+#endif
