@@ -5,7 +5,8 @@ A Tofino switch running Stratum (stratum_bfrt) takes its pipeline in P4Runtime's
 ``stratum.hal.barefoot.BfPipelineConfig`` (Stratum's ``bf.proto``). This module
 assembles it from bf-p4c's output the way Stratum's ``bf_pipeline_builder``
 does: the program's name and bfrt.json, then per pipeline its name, pipe scope,
-context.json and tofino.bin, as the compiler's ``<program>.conf`` lists them.
+context.json and tofino.bin, as the driver's ``<program>.conf`` lists them
+(p4c-gen-conf writes it), or as bf-p4c's own manifest.json does.
 The message class is built here from its field numbers, so the controller needs
 no generated code for it.
 """
@@ -20,6 +21,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from controller.config import ConfigError
 
 PACKAGE = "stratum.hal.barefoot"
+DEVICE_PIPES = 4     # a Tofino's pipes, which a program's pipelines share out
 _F = descriptor_pb2.FieldDescriptorProto
 
 
@@ -55,18 +57,9 @@ def _message_class() -> type:
 BfPipelineConfig = _message_class()
 
 
-def find_conf(directory: Path) -> Path:
-    """The one ``<program>.conf`` bf-p4c wrote into its output directory."""
-    confs = sorted(Path(directory).glob("*.conf"))
-    if len(confs) != 1:
-        found = ", ".join(c.name for c in confs) or "none"
-        raise BfPipelineError(f"{directory}: expected bf-p4c's one <program>.conf, found {found}")
-    return confs[0]
-
-
 def _read(conf: Path, listed: str, what: str) -> bytes:
-    """A file the .conf lists: as given, else under the .conf's folder, dropping
-    leading folders of the listed path (bf-p4c may list install-relative paths)."""
+    """A file `conf` lists: as given, else under conf's folder, dropping leading
+    folders of the listed path (a .conf may list install-relative paths)."""
     path = Path(listed)
     candidates = [path] if path.is_absolute() else []
     parts = path.parts[1:] if path.is_absolute() else path.parts
@@ -78,13 +71,9 @@ def _read(conf: Path, listed: str, what: str) -> bytes:
 
 
 def build(conf: Path) -> BfPipelineConfig:
-    """The BfPipelineConfig of the single program on the single device of `conf`."""
-    try:
-        doc = json.loads(Path(conf).read_text())
-    except OSError as exc:
-        raise BfPipelineError(f"{conf}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise BfPipelineError(f"{conf}: not JSON: {exc}") from None
+    """The BfPipelineConfig of the single program on the single device of `conf`,
+    as Stratum's bf_pipeline_builder reads it."""
+    doc = _json(Path(conf))
     try:
         devices = doc["p4_devices"]
         if len(devices) != 1:
@@ -110,6 +99,58 @@ def build(conf: Path) -> BfPipelineConfig:
     return config
 
 
+def _json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise BfPipelineError(f"{path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise BfPipelineError(f"{path}: not JSON: {exc}") from None
+
+
+def from_manifest(manifest: Path) -> BfPipelineConfig:
+    """The BfPipelineConfig of bf-p4c's own manifest.json (its -o folder as the
+    compiler left it): what p4c-gen-conf would list, read from where bf-p4c put
+    it, with its pipe scopes (one pipeline: every pipe)."""
+    doc = _json(manifest)
+    try:
+        if not doc["compilation_succeeded"]:
+            raise BfPipelineError(f"{manifest}: bf-p4c did not compile the program")
+        programs = doc["programs"]
+        if len(programs) != 1:
+            raise BfPipelineError(f"{manifest}: one program per device config, found "
+                                  f"{len(programs)}")
+        pipes = programs[0]["pipes"]
+        config = BfPipelineConfig(p4_name=Path(programs[0]["program_name"]).stem,
+                                  bfruntime_info=_read(manifest, "bfrt.json", "bfrt.json"))
+        for index, pipe in enumerate(pipes):
+            name = pipe["pipe_name"]
+            config.profiles.add(
+                profile_name=name,
+                pipe_scope=[x * len(pipes) + index for x in range(DEVICE_PIPES // len(pipes))],
+                context=_read(manifest, pipe["files"]["context"]["path"],
+                              f"pipeline {name} context"),
+                binary=_read(manifest, f"{name}/{doc['target']}.bin", f"pipeline {name} binary"))
+    except (KeyError, TypeError, IndexError) as exc:
+        raise BfPipelineError(f"{manifest}: not bf-p4c's manifest ({type(exc).__name__}: "
+                              f"{exc})") from None
+    if not config.profiles:
+        raise BfPipelineError(f"{manifest}: the program lists no pipeline")
+    return config
+
+
 def device_config(directory: Path) -> bytes:
-    """``p4_device_config`` for the bf-p4c output in `directory`."""
-    return build(find_conf(directory)).SerializeToString()
+    """``p4_device_config`` for the bf-p4c output in `directory`: from the
+    driver's ``<program>.conf`` when there is one (p4c-gen-conf's, as an SDE
+    install has it), else from bf-p4c's own manifest.json."""
+    directory = Path(directory)
+    confs = sorted(directory.glob("*.conf"))
+    if len(confs) > 1:
+        raise BfPipelineError(f"{directory}: more than one <program>.conf: "
+                              f"{', '.join(c.name for c in confs)}")
+    if confs:
+        return build(confs[0]).SerializeToString()
+    if (directory / "manifest.json").is_file():
+        return from_manifest(directory / "manifest.json").SerializeToString()
+    raise BfPipelineError(f"{directory}: no bf-p4c output here (neither a <program>.conf "
+                          "nor bf-p4c's manifest.json)")

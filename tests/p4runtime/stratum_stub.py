@@ -156,24 +156,33 @@ def tna_p4info(bmv2_p4info: p4info_pb2.P4Info) -> p4info_pb2.P4Info:
     return info
 
 
-def fake_tofino_build(directory: Path, bmv2_p4info: p4info_pb2.P4Info) -> dict[str, bytes]:
-    """bf-p4c's output for the replay program, as `-o directory` lays it out (the
-    .conf lists its files by install-relative paths): {file: bytes} of what a
-    BfPipelineConfig must carry."""
+def fake_tofino_build(directory: Path, bmv2_p4info: p4info_pb2.P4Info,
+                      layout: str = "conf") -> dict[str, bytes]:
+    """bf-p4c's output for the replay program as `-o directory` lays it out, with
+    its files listed by the driver's .conf (install-relative paths, as
+    p4c-gen-conf writes them) or, layout "manifest", by bf-p4c's manifest.json
+    alone: {file: bytes} of what a BfPipelineConfig must carry."""
     files = {"bfrt.json": b'{"schema_version": "1.0.0", "tables": []}',
              "pipe/context.json": b'{"program_name": "replay_tna", "tables": []}',
              "pipe/tofino.bin": bytes(range(256)) * 4}
     for name, data in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / name).write_bytes(data)
-    share = f"share/tofinopd/{PROGRAM}"
-    conf = {"chip_list": [{"chip_family": "tofino", "instance": 0}],
-            "p4_devices": [{"device-id": 0, "p4_programs": [{
-                "program-name": PROGRAM, "bfrt-config": f"{share}/bfrt.json",
-                "p4_pipelines": [{"p4_pipeline_name": "pipe", "pipe_scope": PIPE_SCOPE,
-                                  "context": f"{share}/pipe/context.json",
-                                  "config": f"{share}/pipe/tofino.bin"}]}]}]}
-    (directory / f"{PROGRAM}.conf").write_text(json.dumps(conf, indent=2))
+    if layout == "conf":
+        share = f"share/tofinopd/{PROGRAM}"
+        conf = {"chip_list": [{"chip_family": "tofino", "instance": 0}],
+                "p4_devices": [{"device-id": 0, "p4_programs": [{
+                    "program-name": PROGRAM, "bfrt-config": f"{share}/bfrt.json",
+                    "p4_pipelines": [{"p4_pipeline_name": "pipe", "pipe_scope": PIPE_SCOPE,
+                                      "context": f"{share}/pipe/context.json",
+                                      "config": f"{share}/pipe/tofino.bin"}]}]}]}
+        (directory / f"{PROGRAM}.conf").write_text(json.dumps(conf, indent=2))
+    else:
+        manifest = {"target": "tofino", "compilation_succeeded": True,
+                    "programs": [{"program_name": f"{PROGRAM}.p4", "pipes": [{
+                        "pipe_id": 0, "pipe_name": "pipe",
+                        "files": {"context": {"path": "pipe/context.json"}}}]}]}
+        (directory / "manifest.json").write_text(json.dumps(manifest, indent=2))
     (directory / f"{PROGRAM}.p4info.txtpb").write_text(
         text_format.MessageToString(tna_p4info(bmv2_p4info)))
     return files

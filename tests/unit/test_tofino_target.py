@@ -5,13 +5,17 @@ the device config it hands Stratum, byte for byte."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from agent.cli_args import REPO
 from agent.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
+from bmv2.toolchain import find_tool
 from controller import bf_pipeline, config
 from controller.bf_pipeline import BfPipelineError
 from controller.p4info import P4InfoIndex
@@ -22,6 +26,8 @@ from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, fake_tofino_build,
 from tests.unit.test_config import GOOD
 
 TOFINO = GOOD.replace("cpu_port: 255", "target: tofino")
+TNA_FORWARD = REPO / "tests" / "p4runtime" / "programs" / "tna_forward.p4"
+BF_P4C_PREFIX = Path("/opt/p4-tofino/install/bin")   # where docs/hardware.md's build puts it
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
@@ -78,8 +84,9 @@ def _field(number: int, data: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
-def test_the_device_config_is_stratums_bf_pipeline_config(tmp_path: Path) -> None:
-    files = fake_tofino_build(tmp_path, P4InfoIndex.from_file(DEFAULT.p4info).p4info)
+@pytest.mark.parametrize("layout", ["conf", "manifest"])
+def test_the_device_config_is_stratums_bf_pipeline_config(tmp_path: Path, layout: str) -> None:
+    files = fake_tofino_build(tmp_path, P4InfoIndex.from_file(DEFAULT.p4info).p4info, layout)
     profile = (_field(1, b"pipe") + _field(2, files["pipe/context.json"])
                + _field(3, files["pipe/tofino.bin"])
                + _field(4, b"".join(_varint(p) for p in PIPE_SCOPE)))
@@ -111,12 +118,44 @@ def test_bad_compiler_output_is_one_clear_line(tmp_path: Path, edit, message: st
     assert str(err.value) == f"{tmp_path / PROGRAM}.conf: {message}"
 
 
-def test_a_folder_without_one_conf_or_with_a_broken_one_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(BfPipelineError, match=r"expected bf-p4c.s one <program>\.conf, found none"):
+def test_a_folder_without_compiler_output_or_with_a_broken_one_is_refused(
+        tmp_path: Path) -> None:
+    with pytest.raises(BfPipelineError, match=r"no bf-p4c output here \(neither a "
+                                              r"<program>\.conf nor bf-p4c's manifest\.json\)"):
+        bf_pipeline.device_config(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"compilation_succeeded": false}')
+    with pytest.raises(BfPipelineError, match="bf-p4c did not compile the program"):
         bf_pipeline.device_config(tmp_path)
     (tmp_path / "a.conf").write_text("{")
-    with pytest.raises(BfPipelineError, match=r"a.conf: not JSON"):
+    with pytest.raises(BfPipelineError, match=r"a\.conf: not JSON"):
         bf_pipeline.device_config(tmp_path)
     (tmp_path / "b.conf").write_text("{}")
-    with pytest.raises(BfPipelineError, match=r"found a\.conf, b\.conf"):
+    with pytest.raises(BfPipelineError, match=r"more than one <program>\.conf: a\.conf, b\.conf"):
         bf_pipeline.device_config(tmp_path)
+
+
+def bf_p4c() -> Path | None:
+    """p4c's Tofino driver: $BF_P4C, bf-p4c on PATH, or the usual install prefix."""
+    found = find_tool(("bf-p4c",), "BF_P4C")
+    if found is None and not os.environ.get("BF_P4C") and (BF_P4C_PREFIX / "bf-p4c").is_file():
+        found = BF_P4C_PREFIX / "bf-p4c"
+    return found
+
+
+@pytest.mark.tofino
+def test_the_device_config_of_a_real_bf_p4c_build(tmp_path: Path) -> None:
+    compiler = bf_p4c()
+    if compiler is None:
+        pytest.skip("needs bf-p4c (p4c built with -DENABLE_TOFINO=ON); set BF_P4C")
+    out = tmp_path / "out"
+    proc = subprocess.run([str(compiler), "--target", "tofino", "--arch", "tna", "-o", str(out),
+                           str(TNA_FORWARD)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    config = bf_pipeline.BfPipelineConfig.FromString(bf_pipeline.device_config(out))
+    assert config.p4_name == "tna_forward"
+    assert config.bfruntime_info == (out / "bfrt.json").read_bytes()
+    [profile] = config.profiles
+    assert (profile.profile_name, list(profile.pipe_scope)) == ("pipe", [0, 1, 2, 3])
+    assert profile.context == (out / "pipe" / "context.json").read_bytes()
+    assert profile.binary == (out / "pipe" / "tofino.bin").read_bytes()
+    assert len(profile.binary) > 100_000
