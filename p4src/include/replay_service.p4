@@ -51,6 +51,7 @@
  * walks the tree, SET_STATE's size, a RESET copy's slot and round). */
 control ReplayPlan(in headers_t hdr, inout metadata_t meta,
                    out bool round_done, out bool reset_done) {
+    RESET_SLOT_CELL
     action plan(bit<8> ring_op, bit<8> guard_op, bit<8> max_op, bit<8> tree_op,
                 bit<8> store_op) {
         meta.ring_op = ring_op;
@@ -91,7 +92,7 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
             } else if (op == OP_SET_STATE) {
                 meta.size = hdr.replay.size;
             } else if (op == OP_RESET) {
-                meta.slot = meta.reset_base + (bit<32>)meta.rid;
+                RESET_SLOT
                 meta.stamp = 0;
                 meta.priority = 0;
                 if ((bit<32>)meta.rid == RESET_FANOUT - 1) {

@@ -56,4 +56,11 @@ const bit<9> LOOP_PORT = 68;
 #define STORE_PHASE (meta.phase == meta.store_phase)
 #define MORE_PHASES (meta.phase != meta.last_phase)
 
+/* A RESET copy's slot: the round's first (a multiple of RESET_FANOUT = 64)
+ * with the copy's replication id below it, through the hash unit, which ties
+ * no PHV bits of the one to the other (an addition would cut the slot into
+ * the rid's pieces: docs/hardware.md). */
+#define RESET_SLOT_CELL Hash<bit<32>>(HashAlgorithm_t.IDENTITY) reset_slot;
+#define RESET_SLOT meta.slot = reset_slot.get({meta.reset_base[31:6], meta.rid[5:0]});
+
 #endif

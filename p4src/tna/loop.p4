@@ -44,12 +44,19 @@ control FromLoopLayout(inout tna_headers_t hdr) {
 
 /* At the start of a phase after 0: what the last one found. Every phase
  * starts its walk fields from the header's slot, the request's own in
- * phase 0 (a READ's record). */
+ * phase 0 (a READ's record). A walk's path goes to and from the header
+ * through the hash unit: the levels' cell hashes cut the path into single
+ * bits, and a plain copy would cut the header's fields with it, which no
+ * action can then write (docs/hardware.md). */
 control PhaseResume(in headers_t hdr, inout metadata_t meta) {
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path1_of;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path2_of;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path3_of;
+
     apply {
-        meta.path1 = hdr.replay.slot;
-        meta.path2 = hdr.replay.slot;
-        meta.path3 = hdr.replay.slot;
+        meta.path1 = path1_of.get({hdr.replay.slot});
+        meta.path2 = path2_of.get({hdr.replay.slot});
+        meta.path3 = path3_of.get({hdr.replay.slot});
         if (meta.phase != 0) {
             meta.found = 1;                       /* phase 0 drew inside its range */
             meta.rid = (bit<16>)meta.copy_index;  /* RESET: which slot of the round */
@@ -65,6 +72,9 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
 
 /* At the end of a phase that has a next one: what it found, for the next. */
 control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path1;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path2;
+
     apply {
         if (meta.phase == 0) {
             hdr.replay.slot = meta.slot;
@@ -78,10 +88,10 @@ control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
                 hdr.replay.stamp = meta.r[31:0];
             }
         } else if (meta.phase == 1) {
-            hdr.replay.slot = meta.path1;
+            hdr.replay.slot = slot_of_path1.get({meta.path1});
             hdr.replay.stamp = meta.r1;
         } else {
-            hdr.replay.slot = meta.path2;
+            hdr.replay.slot = slot_of_path2.get({meta.path2});
             hdr.replay.stamp = meta.r2;
         }
     }

@@ -58,6 +58,7 @@ const bit<8> TREE_TOTAL = 3;
 
 control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path;   /* see tna/loop.p4 */
 
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_priority;
     CELL_INDEX(priority_cell);
@@ -212,7 +213,7 @@ control SumTree(inout metadata_t meta) {
                 if (meta.r3 >= meta.left3) {
                     meta.path3[0:0] = 1;
                 }
-                meta.slot = meta.path3;
+                meta.slot = slot_of_path.get({meta.path3});
             }
         }
     }

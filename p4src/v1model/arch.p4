@@ -30,4 +30,8 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define STORE_PHASE true
 #define MORE_PHASES false
 
+/* A RESET copy's slot: the round's first plus the copy's replication id. */
+#define RESET_SLOT_CELL
+#define RESET_SLOT meta.slot = meta.reset_base + (bit<32>)meta.rid;
+
 #endif
