@@ -25,9 +25,13 @@ const bit<9> LOOP_PORT = 68;
 
 /* A register cell addressed by fields laid side by side, e.g. {table, slot}:
  * a stateful ALU takes a composite address only from the hash unit, so each
- * array has an identity hash over its index fields. */
+ * array has an identity hash over its index fields. The arrays a slot
+ * addresses in phase 0 (slot_stamp, slot_priority) are laid out slot-major,
+ * {slot, table}: the hash then takes the slot whole, and a hash over a part
+ * of it would cut meta.slot, and every field copied to or from it, at that
+ * bit (docs/hardware.md). */
 #define CELL_INDEX(name) Hash<bit<32>>(HashAlgorithm_t.IDENTITY) name
-#define SLOT_CELL(name) name.get({meta.table_index[TABLE_BITS-1:0], meta.slot[SLOT_BITS-1:0]})
+#define SLOT_CELL(name) name.get({meta.slot, meta.table_index[TABLE_BITS-1:0]})
 
 /* The replay service's phases (include/replay_service.p4, tna/phases.p4): a
  * request takes its state stages in up to four egress passes through

@@ -50,8 +50,10 @@
     32w0x00000000 &&& 32w0xFFFFFFFF : set(32w0x00000000);
 
 /* Four masked draws from [0, 2^k) into meta.draw0..3 (low 32 bits); the
- * first one below meta.lo (the bound n) into meta.cell, with meta.found = 1. */
-control MaskedDraw(inout metadata_t meta) {
+ * first one below meta.lo (the bound n) into `result`, with meta.found = 1.
+ * Each draw has its own result field (uniform: the slot; proportional: r),
+ * so that the compiler does not tie the slot's PHV bits to r's. */
+control MaskedDraw(inout metadata_t meta, out bit<32> result) {
     Random<bit<32>>() rng0;
     Random<bit<32>>() rng1;
     Random<bit<32>>() rng2;
@@ -84,14 +86,15 @@ control MaskedDraw(inout metadata_t meta) {
         draw_mask.apply();
         draw();
         meta.found = 1;
+        result = 0;
         if (meta.draw0[31:0] < meta.lo) {
-            meta.cell = meta.draw0[31:0];
+            result = meta.draw0[31:0];
         } else if (meta.draw1[31:0] < meta.lo) {
-            meta.cell = meta.draw1[31:0];
+            result = meta.draw1[31:0];
         } else if (meta.draw2[31:0] < meta.lo) {
-            meta.cell = meta.draw2[31:0];
+            result = meta.draw2[31:0];
         } else if (meta.draw3[31:0] < meta.lo) {
-            meta.cell = meta.draw3[31:0];
+            result = meta.draw3[31:0];
         } else {
             meta.found = 0;   /* drawn again in another pass */
         }
@@ -104,8 +107,9 @@ control UniformDraw(inout metadata_t meta) {
 
     apply {
         meta.lo = meta.size;
-        masked.apply(meta);
-        meta.slot = meta.cell;
+        bit<32> slot = 0;
+        masked.apply(meta, slot);
+        meta.slot = slot;
     }
 }
 
@@ -115,8 +119,9 @@ control ProportionalDraw(inout metadata_t meta) {
 
     apply {
         meta.lo = meta.total[31:0];
-        masked.apply(meta);
-        meta.r[31:0] = meta.cell;
+        bit<32> r = 0;
+        masked.apply(meta, r);
+        meta.r[31:0] = r;
     }
 }
 
