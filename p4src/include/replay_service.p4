@@ -206,6 +206,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 
     ReplayStats() stats;
     PHASE_PLANNER
+    REPLY_INDEX_CELL
 
     apply {
         bit<8> op = hdr.replay.op;
@@ -217,7 +218,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             meta.stamp = hdr.replay.stamp;
             meta.priority = hdr.replay.priority;
             if (meta.is_replica == 1) {
-                meta.index = (bit<8>)meta.rid;
+                REPLY_INDEX
             } else {
                 meta.index = meta.copy_index;
             }

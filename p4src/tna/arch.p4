@@ -60,6 +60,11 @@ const bit<9> LOOP_PORT = 68;
 #define STORE_PHASE (meta.phase == meta.store_phase)
 #define MORE_PHASES (meta.phase != meta.last_phase)
 
+/* A copy's reply index is its replication id, through the hash unit (see
+ * RESET_SLOT). */
+#define REPLY_INDEX_CELL Hash<bit<8>>(HashAlgorithm_t.IDENTITY) reply_index;
+#define REPLY_INDEX meta.index = reply_index.get({meta.rid});
+
 /* A RESET copy's slot: the round's first (a multiple of RESET_FANOUT = 64)
  * with the copy's replication id below it, through the hash unit, which ties
  * no PHV bits of the one to the other (an addition would cut the slot into

@@ -44,14 +44,15 @@ control FromLoopLayout(inout tna_headers_t hdr) {
 
 /* At the start of a phase after 0: what the last one found. Every phase
  * starts its walk fields from the header's slot, the request's own in
- * phase 0 (a READ's record). A walk's path goes to and from the header
- * through the hash unit: the levels' cell hashes cut the path into single
+ * phase 0 (a READ's record). A walk's path (and a copy's index) goes to and
+ * from the header through the hash unit: the levels' cell hashes cut the path into single
  * bits, and a plain copy would cut the header's fields with it, which no
  * action can then write (docs/hardware.md). */
 control PhaseResume(in headers_t hdr, inout metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path1_of;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path2_of;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path3_of;
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) rid_of;
 
     apply {
         meta.path1 = path1_of.get({hdr.replay.slot});
@@ -59,7 +60,7 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
         meta.path3 = path3_of.get({hdr.replay.slot});
         if (meta.phase != 0) {
             meta.found = 1;                       /* phase 0 drew inside its range */
-            meta.rid = (bit<16>)meta.copy_index;  /* RESET: which slot of the round */
+            meta.rid = rid_of.get({meta.copy_index});  /* RESET: which slot of the round */
             meta.size = hdr.replay.size;
             meta.total = hdr.replay.total;
             meta.carried_delta = hdr.replay.total[31:0];

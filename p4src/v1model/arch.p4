@@ -30,6 +30,10 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define STORE_PHASE true
 #define MORE_PHASES false
 
+/* A copy's reply index is its replication id. */
+#define REPLY_INDEX_CELL
+#define REPLY_INDEX meta.index = (bit<8>)meta.rid;
+
 /* A RESET copy's slot: the round's first plus the copy's replication id. */
 #define RESET_SLOT_CELL
 #define RESET_SLOT meta.slot = meta.reset_base + (bit<32>)meta.rid;
