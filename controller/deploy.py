@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from controller.config import Config, ConfigError
-from controller.p4info import decode_value
+from controller.p4info import P4InfoIndex, decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
 from controller.program import MANAGED_TABLES, Pipeline, artifacts_for, table_entities
@@ -104,8 +104,6 @@ def sync_replication(session: P4RuntimeSession, cfg: Config, report: DeployRepor
 
 def ensure_pipeline(session: P4RuntimeSession, artifacts: Pipeline) -> bool:
     """Push the pipeline unless the switch already runs this P4Info; True if pushed."""
-    from controller.p4info import P4InfoIndex
-
     problem = artifacts.missing()
     if problem:
         raise ConfigError(f"no compiled program to push: {problem}")
