@@ -82,12 +82,12 @@ control ReplayIngress(inout tna_headers_t hdr,
         meta.recirculated = (bit<1>)hdr.loop.isValid();
         if (hdr.loop.isValid()) {
             from_loop.apply(hdr);
-            meta.from_cpu = hdr.loop.from_cpu;
+            meta.from_cpu = hdr.loop.from_cpu[0:0];
             meta.phase = hdr.loop.phase;
             meta.mode = hdr.loop.mode;
             meta.redraws = hdr.loop.redraws;
-            meta.orig_port = hdr.loop.orig_port;
-            meta.redraw = hdr.loop.redraw;
+            meta.orig_port = hdr.loop.orig_port[8:0];
+            meta.redraw = hdr.loop.redraw[0:0];
             meta.copy_index = hdr.loop.copy_index;
             meta.reset_base = hdr.loop.reset_base;
         } else {
@@ -205,9 +205,6 @@ control ReplayEgress(inout tna_headers_t hdr,
         hdr.bridge.setInvalid();
         meta.rid = eg_intr_md.egress_rid;
         meta.egress_port = eg_intr_md.egress_port;
-        /* A reply is addressed on the ingress pass that delivers it (its
-         * addressing is not parsed here: tna/bridge.p4). */
-        meta.addressed = 1;
 
         if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
@@ -224,19 +221,17 @@ control ReplayEgress(inout tna_headers_t hdr,
                     carry.apply(hdr.replay, meta);
                 }
                 hdr.loop.mode = meta.mode;
-                hdr.loop._pad0 = 0;
                 hdr.loop.has_payload = 0;
                 if (hdr.replay.payload.isValid()) {
                     hdr.loop.has_payload = 1;
                 }
-                hdr.loop.redraw = meta.redraw;
+                hdr.loop.redraw = (bit<8>)meta.redraw;
                 hdr.loop.deliver = 0;
                 if (meta.verdict == EGRESS_REPLY) {
                     hdr.loop.deliver = 1;
                 }
-                hdr.loop.from_cpu = meta.from_cpu;
-                hdr.loop._pad1 = 0;
-                hdr.loop.orig_port = meta.orig_port;
+                hdr.loop.from_cpu = (bit<8>)meta.from_cpu;
+                hdr.loop.orig_port = (bit<16>)meta.orig_port;
                 hdr.loop.copy_index = meta.copy_index;
                 hdr.loop.redraws = meta.redraws;
                 hdr.loop.reset_base = meta.reset_base;

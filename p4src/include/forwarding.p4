@@ -30,13 +30,18 @@ control SourceGuard(inout headers_t hdr, inout metadata_t meta) {
             hdr.ethernet.src_addr : exact;
             hdr.ipv4.src_addr     : exact;
         }
-        actions = { bound; forged; }
-        default_action = forged();
+        actions = { bound; NoAction; }
+        default_action = NoAction();
         size = 1024;
     }
 
+    /* forged() runs on a miss, but not as the table's default action: its
+     * counter index comes from the hash unit, which a Tofino table reaches on
+     * a hit only. */
     apply {
-        source_guard.apply();
+        if (!source_guard.apply().hit) {
+            forged();
+        }
     }
 }
 
@@ -77,15 +82,17 @@ control Ipv4Forwarding(inout headers_t hdr, inout metadata_t meta) {
     /* Only the Learner's port may send to the weight-broadcast address. */
     table broadcast_senders {
         key = { meta.in_port : exact @name("ingress_port"); }
-        actions = { may_broadcast; may_not_broadcast; }
-        default_action = may_not_broadcast();
+        actions = { may_broadcast; NoAction; }
+        default_action = NoAction();
         size = 64;
     }
 
     apply {
         switch (ipv4_lpm.apply().action_run) {
             broadcast: {
-                broadcast_senders.apply();
+                if (!broadcast_senders.apply().hit) {
+                    may_not_broadcast();   /* as forged() in SourceGuard */
+                }
             }
         }
     }

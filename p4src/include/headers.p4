@@ -153,6 +153,18 @@ struct metadata_t {
     bit<8>  copies;          /* SAMPLE: n - 1, whose leading bit picks the group */
     bit<1>  addressed;       /* the reply's addressing is done (ReplyAddress in ingress) */
 
+    /* Wide comparisons, as differences computed in an action first: a Tofino
+     * gateway compares a field with a constant only at a power of two and
+     * with another field only for equality (BELOW, below). */
+    bit<16> udp_margin;      /* udp.length - the bytes any request needs */
+    bit<16> ip_margin;       /* ipv4.total_len - ... */
+    bit<16> udp_margin_op;   /* udp.length - the bytes this op needs */
+    bit<16> ip_margin_op;
+    bit<32> slot_margin;     /* slot - capacity */
+    bit<8>  batch_margin;    /* max_batch - count */
+    bit<8>  copy_margin;     /* egress: index - count */
+    bit<32> size_margin;     /* egress: size - min_size */
+
     /* egress: the plan (replay_plan) */
     bit<8>  ring_op;
     bit<8>  guard_op;
@@ -168,11 +180,11 @@ struct metadata_t {
     bit<32> priority;
     bit<32> size;
     bit<32> size_mask;       /* v1model: the uniform draw's mask (ring_mask) */
-    bit<64> total;
-    bit<64> delta;           /* leaf change, added to every ancestor (mod 2^64) */
+    sum_t   total;
+    sum_t   delta;           /* leaf change, added to every ancestor (mod 2^64) */
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
-    bit<64> r;               /* prioritized draw, walked down the tree */
+    sum_t   r;               /* prioritized draw, walked down the tree */
 
     /* egress: scratch of one action. Metadata, not action locals, so that
      * p4c keeps each step one assignment instead of substituting it into
@@ -180,16 +192,21 @@ struct metadata_t {
     bit<32> cell;            /* register index */
     bit<32> hi;              /* a pair's halves as read */
     bit<32> lo;
-    bit<64> sum;             /* a pair as one value */
-    bit<64> mask;            /* power-of-two range of a draw, minus one */
-    bit<64> draw0;           /* the draw attempts (v1model: draw1..3, after its first) */
-    bit<64> draw1;
-    bit<64> draw2;
-    bit<64> draw3;
+    sum_t   sum;             /* a pair as one value */
+    sum_t   mask;            /* power-of-two range of a draw, minus one */
+    sum_t   draw0;           /* the draw attempts (v1model: draw1..3, after its first) */
+    sum_t   draw1;
+    sum_t   draw2;
+    sum_t   draw3;
     bit<1>  ip_rewritten;    /* recompute the IPv4 checksum on the way out */
 
     /* the architecture's own (<arch>/arch.p4) */
     ARCH_METADATA
 }
+
+/* a < b for unsigned a, b whose top bit is `top`, given d = a - b (the
+ * difference's sign bit is the answer when the top bits agree). */
+#define BELOW(a, b, d, top) (((a)[top:top] == 0 && (b)[top:top] == 1) \
+                             || ((a)[top:top] == (b)[top:top] && (d)[top:top] == 1))
 
 #endif

@@ -102,12 +102,28 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         default_action = NoAction();   /* n <= 255: never taken */
     }
 
+    /* The request's lengths against what it needs (`needed` bytes of UDP,
+     * IPV4_BYTES more of IP), and the slot and batch against the table's
+     * limits, as differences (headers.p4: BELOW). */
+    action measure_lengths(bit<16> needed) {
+        meta.udp_margin = hdr.udp.length - (UDP_BYTES + REPLAY_HDR_BYTES);
+        meta.ip_margin = hdr.ipv4.total_len - (IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES);
+        meta.udp_margin_op = hdr.udp.length - needed;
+        meta.ip_margin_op = hdr.ipv4.total_len - (IPV4_BYTES + needed);
+    }
+
+    action measure_limits() {
+        meta.slot_margin = hdr.replay.slot - meta.capacity;
+        meta.batch_margin = meta.max_batch - hdr.replay.count;
+    }
+
     apply {
         bit<8> flags = hdr.replay.flags;
         bit<8> op = hdr.replay.op;
-        bit<16> needed = UDP_BYTES + REPLAY_HDR_BYTES;
         if (op == OP_INSERT || op == OP_WRITE) {
-            needed = needed + PAYLOAD_BYTES;
+            measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
+        } else {
+            measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES);
         }
         meta.status = STATUS_OK;
         meta.mode = (bit<8>)flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
@@ -118,8 +134,12 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         }
 
         /* ---- 1. checks ------------------------------------------------------ */
-        if (!hdr.replay.isValid() || hdr.udp.length < UDP_BYTES + REPLAY_HDR_BYTES
-            || hdr.ipv4.total_len < IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES) {
+        /* The lengths' margins are below 0 (a length under what is needed; the
+         * needs are below 2^15) when the length's top bit is clear and the
+         * margin's is set. */
+        if (!hdr.replay.isValid()
+            || hdr.udp.length[15:15] == 0 && meta.udp_margin[15:15] == 1
+            || hdr.ipv4.total_len[15:15] == 0 && meta.ip_margin[15:15] == 1) {
             meta.status = STATUS_TRUNCATED;
         } else if (hdr.replay.version != REPLAY_VERSION || hdr.replay.reserved != 0
                    || (flags & (FLAGS_RESERVED | FLAG_REPLY)) != 0 || meta.mode == MODE_INVALID
@@ -128,7 +148,8 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         } else if (op == 0 || op > OP_LAST) {
             meta.status = STATUS_UNKNOWN_OP;
         } else if (!hdr.payload.isValid() && (op == OP_INSERT || op == OP_WRITE)
-                   || hdr.udp.length < needed || hdr.ipv4.total_len < IPV4_BYTES + needed) {
+                   || hdr.udp.length[15:15] == 0 && meta.udp_margin_op[15:15] == 1
+                   || hdr.ipv4.total_len[15:15] == 0 && meta.ip_margin_op[15:15] == 1) {
             meta.status = STATUS_TRUNCATED;
         } else if (op >= OP_READ && meta.from_cpu == 0) {
             meta.status = STATUS_DENIED;
@@ -136,9 +157,11 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             meta.status = STATUS_UNKNOWN_TABLE;
         } else {
             replay_table_config.apply();
-            if (meta.capacity > NUM_SLOTS) {
+            /* capacity > NUM_SLOTS, NUM_SLOTS being 2^SLOT_BITS */
+            if (meta.capacity[31:SLOT_BITS] != 0) {
                 meta.capacity = NUM_SLOTS;
             }
+            measure_limits();
             if (meta.status == STATUS_OK && meta.enabled == 0 && op <= OP_UPDATE) {
                 meta.status = STATUS_DISABLED;
             }
@@ -153,8 +176,9 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             if (meta.status == STATUS_OK && op == OP_INSERT && meta.from_cpu == 0) {
                 limiter.apply(hdr, meta);   /* per-host budget, <arch>/insert_limit.p4 */
             }
+            /* slot >= capacity (the capacity's top bit is clear) */
             if (meta.status == STATUS_OK && (op == OP_UPDATE || op == OP_READ || op == OP_WRITE)
-                && hdr.replay.slot >= meta.capacity) {
+                && !BELOW(hdr.replay.slot, meta.capacity, meta.slot_margin, 31)) {
                 meta.status = STATUS_BAD_SLOT;
             }
             if (meta.status == STATUS_OK && op == OP_SAMPLE) {
@@ -164,7 +188,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                 }
                 if (hdr.replay.count == 0) {
                     meta.status = STATUS_MALFORMED;
-                } else if (hdr.replay.count > meta.max_batch) {
+                } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
                     meta.status = STATUS_BATCH_TOO_LARGE;
                 }
             }

@@ -14,7 +14,7 @@
  * An architecture may apply ReplyAddress (and ReplyLengths) in ingress
  * instead: v1model once for a SAMPLE, whose n copies then only fill in their
  * own fields (meta.addressed); TNA for every reply, on the ingress pass that
- * delivers it after its stateful pass;
+ * delivers it after its stateful pass (EGRESS_ADDRESSES_REPLIES false);
  * ReplyUnaddress turns such a copy back into its request when it has to be
  * drawn again. meta.frame_len is the reply's exact length, to which the
  * architecture's top level truncates the frame.
@@ -91,7 +91,7 @@ control ReplyFields(inout headers_t hdr, inout metadata_t meta) {
         hdr.replay.stamp = meta.stamp;
         hdr.replay.priority = meta.priority;
         hdr.replay.size = meta.size;
-        hdr.replay.total = meta.total;
+        hdr.replay.total = (bit<64>)meta.total;
     }
 }
 
@@ -122,11 +122,13 @@ control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
     ReplyLengths() lengths;
 
     apply {
-        if (meta.addressed == 0) {
+        if (EGRESS_ADDRESSES_REPLIES && meta.addressed == 0) {
             address.apply(hdr, meta, meta.egress_port);
         }
         fields.apply(hdr, meta);
-        lengths.apply(hdr, meta);
+        if (EGRESS_ADDRESSES_REPLIES) {
+            lengths.apply(hdr, meta);
+        }
     }
 }
 

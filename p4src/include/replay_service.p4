@@ -208,20 +208,33 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     PHASE_PLANNER
     REPLY_INDEX_CELL
 
+    /* index - count and size - min_size, for BELOW (headers.p4). */
+    action measure_copy() {
+        meta.copy_margin = meta.index - hdr.replay.count;
+    }
+
+    action measure_size() {
+        meta.size_margin = meta.size - meta.min_size;
+    }
+
     apply {
         bit<8> op = hdr.replay.op;
-        if (meta.is_replica == 1 && op == OP_SAMPLE && meta.rid >= (bit<16>)hdr.replay.count) {
+        if (meta.is_replica == 1) {
+            REPLY_INDEX
+        } else {
+            meta.index = meta.copy_index;
+        }
+        measure_copy();
+        /* rid >= count: the index is the rid's low byte */
+        if (meta.is_replica == 1 && op == OP_SAMPLE
+            && (meta.rid[15:8] != 0
+                || !BELOW(meta.index, hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
             meta.table_index = (bit<32>)hdr.replay.table_id;
             meta.slot = hdr.replay.slot;
             meta.stamp = hdr.replay.stamp;
             meta.priority = hdr.replay.priority;
-            if (meta.is_replica == 1) {
-                REPLY_INDEX
-            } else {
-                meta.index = meta.copy_index;
-            }
             bool round_done;              /* RESET: last copy of its round */
             bool reset_done;              /* RESET: ... of the last round */
             plan.apply(hdr, meta, round_done, reset_done);
@@ -230,8 +243,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             /* ---- state ----------------------------------------------------------- */
             if (FIRST_PHASE) {
                 ring.apply(meta);
+                measure_size();
                 if (op == OP_SAMPLE && meta.status == STATUS_OK) {
-                    if (meta.size < meta.min_size || meta.size == 0) {
+                    if (BELOW(meta.size, meta.min_size, meta.size_margin, 31) || meta.size == 0) {
                         meta.status = STATUS_BELOW_MIN_SIZE;
                         meta.tree_op = TREE_TOTAL;
                     } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
@@ -262,12 +276,13 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
              * thread has claimed it and not written it yet) is drawn again; after
              * EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY, without payload. */
             bool unwritten = false;
-            if (STORE_PHASE && op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1
-                && meta.stamp == 0) {
-                unwritten = true;
-                hdr.payload.setInvalid();
-                if (meta.redraws < EMPTY_SLOT_REDRAWS) {
-                    meta.found = 0;
+            if (STORE_PHASE && op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1) {
+                if (meta.stamp == 0) {      /* a condition of its own: 4 bytes */
+                    unwritten = true;
+                    hdr.payload.setInvalid();
+                    if (meta.redraws < EMPTY_SLOT_REDRAWS) {
+                        meta.found = 0;
+                    }
                 }
             }
 
@@ -286,7 +301,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 reply.apply(hdr, meta);
                 meta.verdict = EGRESS_REPLY;
             } else if (again) {
-                if (meta.addressed == 1) {
+                if (EGRESS_ADDRESSES_REPLIES && meta.addressed == 1) {
                     unaddress.apply(hdr);
                 }
                 meta.verdict = EGRESS_AGAIN;

@@ -11,6 +11,11 @@
 const bit<9> CPU_PORT  = 64;
 const bit<9> LOOP_PORT = 68;
 
+/* The width of the sum tree's sums and of the draws over them: 32 bits, what
+ * one stateful ALU adds in one pass (tna/sum_tree.p4). The reply's total is
+ * still 64 bits on the wire. */
+typedef bit<32> sum_t;
+
 /* A packet counter per port, and the request statistics. */
 #define PORT_COUNTER(name) Counter<bit<32>, bit<9>>(MAX_PORTS, CounterType_t.PACKETS) name
 #define COUNT_PORT(name, port) name.count(port)
@@ -46,19 +51,24 @@ const bit<9> LOOP_PORT = 68;
     bit<8>  last_phase; \
     bit<32> carried_delta; /* the change to a slot's priority, found in phase 0 */ \
     bit<32> path1;         /* walk phases 1 .. 3: the path (bit L-l: went right */ \
-    bit<32> r1;            /* at level l), r, and the left child's sum read */ \
-    bit<32> left1; \
+    bit<32> r1;            /* at level l), r, and r minus the left child's sum */ \
+    bit<32> over1; \
     bit<32> path2; \
     bit<32> r2; \
-    bit<32> left2; \
+    bit<32> over2; \
     bit<32> path3;         /* also the slot whose record the store reads or writes */ \
     bit<32> r3; \
-    bit<32> left3;
+    bit<32> over3;
 #define PHASE_PLANNER PhasePlan() phases;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
 #define STORE_PHASE (meta.phase == meta.store_phase)
 #define MORE_PHASES (meta.phase != meta.last_phase)
+
+/* The stateful egress pass does not parse the addressing (tna/bridge.p4):
+ * every reply is addressed on the ingress pass that delivers it, and a copy
+ * to draw again keeps its request's addressing untouched. */
+#define EGRESS_ADDRESSES_REPLIES false
 
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */

@@ -16,9 +16,9 @@
  *             redraw) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
  *             1 B phase | 1 B redraws | 4 B capacity | 4 B min_size |
  *             4 B reset_base                                          = 20 B
- *   loop_h    1 B flags (has_payload, redraw, deliver, from_cpu) |
+ *   loop_h    1 B each has_payload, redraw, deliver, from_cpu |
  *             2 B orig_port | 1 B copy_index | 1 B phase | 1 B mode |
- *             1 B redraws | 4 B reset_base                            = 11 B
+ *             1 B redraws | 4 B reset_base                            = 16 B
  *
  * A replay packet on its way through LOOP_PORT is laid out
  *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [Ethernet IPv4 UDP]
@@ -48,14 +48,15 @@ header bridge_h {
     bit<32> reset_base;
 }
 
+/* Every field whole bytes and written from one source (an egress action
+ * may write a PHV container from at most two: bits packed from several
+ * fields and constants are more than that). */
 header loop_h {
-    bit<4>  _pad0;
-    bit<1>  has_payload;     /* replay_h is followed by a replay_payload_h */
-    bit<1>  redraw;          /* a SAMPLE reply to draw again: reply copy_index */
-    bit<1>  deliver;         /* a finished reply: ingress only forwards it */
-    bit<1>  from_cpu;
-    bit<7>  _pad1;
-    bit<9>  orig_port;
+    bit<8>  has_payload;     /* replay_h is followed by a replay_payload_h */
+    bit<8>  redraw;          /* a SAMPLE reply to draw again: reply copy_index */
+    bit<8>  deliver;         /* a finished reply: ingress only forwards it */
+    bit<8>  from_cpu;
+    bit<16> orig_port;       /* a 9-bit port */
     bit<8>  copy_index;
     bit<8>  phase;           /* the request's next phase; 0: admitted again */
     bit<8>  mode;            /* SAMPLE: its sampling mode, for phases 1 .. 3 */

@@ -4,8 +4,7 @@
  *
  * To draw from [0, n): a 32-bit Random<> value masked to the smallest power
  * of two >= n, rejected when >= n. The mask comes from a ternary table on
- * n - 1 (its leading bit), one lookup where v1model smears the bit in six
- * shift steps. Four attempts are made in one pass and the first one inside
+ * n, one lookup where v1model smears the bit in six shift steps. Four attempts are made in one pass and the first one inside
  * the range is taken; when all four overshoot (probability < 2^-4)
  * meta.found stays 0 and the reply is drawn again in another pass through
  * LOOP_PORT, as v1model recirculates it: every draw stays exactly uniform.
@@ -13,8 +12,42 @@
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4
 
-/* Ternary entries: value - 1 whose leading bit is bit b -> mask 2^(b+1) - 1. */
-#define LEADING_BIT_MASKS(set) \
+/* Ternary entries: a bound n -> the mask 2^k - 1 of the smallest 2^k >= n:
+ * n a power of two 2^b first (mask 2^b - 1), then n whose leading bit is
+ * bit b (mask 2^(b+1) - 1). */
+#define BOUND_MASKS(set) \
+    32w0x80000000 &&& 32w0xFFFFFFFF : set(32w0x7FFFFFFF); \
+    32w0x40000000 &&& 32w0xFFFFFFFF : set(32w0x3FFFFFFF); \
+    32w0x20000000 &&& 32w0xFFFFFFFF : set(32w0x1FFFFFFF); \
+    32w0x10000000 &&& 32w0xFFFFFFFF : set(32w0x0FFFFFFF); \
+    32w0x08000000 &&& 32w0xFFFFFFFF : set(32w0x07FFFFFF); \
+    32w0x04000000 &&& 32w0xFFFFFFFF : set(32w0x03FFFFFF); \
+    32w0x02000000 &&& 32w0xFFFFFFFF : set(32w0x01FFFFFF); \
+    32w0x01000000 &&& 32w0xFFFFFFFF : set(32w0x00FFFFFF); \
+    32w0x00800000 &&& 32w0xFFFFFFFF : set(32w0x007FFFFF); \
+    32w0x00400000 &&& 32w0xFFFFFFFF : set(32w0x003FFFFF); \
+    32w0x00200000 &&& 32w0xFFFFFFFF : set(32w0x001FFFFF); \
+    32w0x00100000 &&& 32w0xFFFFFFFF : set(32w0x000FFFFF); \
+    32w0x00080000 &&& 32w0xFFFFFFFF : set(32w0x0007FFFF); \
+    32w0x00040000 &&& 32w0xFFFFFFFF : set(32w0x0003FFFF); \
+    32w0x00020000 &&& 32w0xFFFFFFFF : set(32w0x0001FFFF); \
+    32w0x00010000 &&& 32w0xFFFFFFFF : set(32w0x0000FFFF); \
+    32w0x00008000 &&& 32w0xFFFFFFFF : set(32w0x00007FFF); \
+    32w0x00004000 &&& 32w0xFFFFFFFF : set(32w0x00003FFF); \
+    32w0x00002000 &&& 32w0xFFFFFFFF : set(32w0x00001FFF); \
+    32w0x00001000 &&& 32w0xFFFFFFFF : set(32w0x00000FFF); \
+    32w0x00000800 &&& 32w0xFFFFFFFF : set(32w0x000007FF); \
+    32w0x00000400 &&& 32w0xFFFFFFFF : set(32w0x000003FF); \
+    32w0x00000200 &&& 32w0xFFFFFFFF : set(32w0x000001FF); \
+    32w0x00000100 &&& 32w0xFFFFFFFF : set(32w0x000000FF); \
+    32w0x00000080 &&& 32w0xFFFFFFFF : set(32w0x0000007F); \
+    32w0x00000040 &&& 32w0xFFFFFFFF : set(32w0x0000003F); \
+    32w0x00000020 &&& 32w0xFFFFFFFF : set(32w0x0000001F); \
+    32w0x00000010 &&& 32w0xFFFFFFFF : set(32w0x0000000F); \
+    32w0x00000008 &&& 32w0xFFFFFFFF : set(32w0x00000007); \
+    32w0x00000004 &&& 32w0xFFFFFFFF : set(32w0x00000003); \
+    32w0x00000002 &&& 32w0xFFFFFFFF : set(32w0x00000001); \
+    32w0x00000001 &&& 32w0xFFFFFFFF : set(32w0x00000000); \
     32w0x80000000 &&& 32w0x80000000 : set(32w0xFFFFFFFF); \
     32w0x40000000 &&& 32w0xC0000000 : set(32w0x7FFFFFFF); \
     32w0x20000000 &&& 32w0xE0000000 : set(32w0x3FFFFFFF); \
@@ -46,13 +79,15 @@
     32w0x00000008 &&& 32w0xFFFFFFF8 : set(32w0x0000000F); \
     32w0x00000004 &&& 32w0xFFFFFFFC : set(32w0x00000007); \
     32w0x00000002 &&& 32w0xFFFFFFFE : set(32w0x00000003); \
-    32w0x00000001 &&& 32w0xFFFFFFFF : set(32w0x00000001); \
     32w0x00000000 &&& 32w0xFFFFFFFF : set(32w0x00000000);
 
-/* Four masked draws from [0, 2^k) into meta.draw0..3 (low 32 bits); the
- * first one below meta.lo (the bound n) into `result`, with meta.found = 1.
- * Each draw has its own result field (uniform: the slot; proportional: r),
- * so that the compiler does not tie the slot's PHV bits to r's. */
+/* Four masked draws from [0, 2^k) into meta.draw0..3; the first one below
+ * meta.lo (the bound n) into `result`, with meta.found = 1. Each draw has its
+ * own result field (uniform: the slot; proportional: r), so that the compiler
+ * does not tie the slot's PHV bits to r's. A gateway cannot compare two
+ * fields, so each draw becomes its difference from n, whose sign bit answers
+ * (exact: n and 2^k are at most 2^31, tna/sum_tree.p4), and the one taken
+ * gets n back. */
 control MaskedDraw(inout metadata_t meta, out bit<32> result) {
     Random<bit<32>>() rng0;
     Random<bit<32>>() rng1;
@@ -60,53 +95,68 @@ control MaskedDraw(inout metadata_t meta, out bit<32> result) {
     Random<bit<32>>() rng3;
 
     action set_mask(bit<32> mask) {
-        meta.mask[31:0] = mask;
+        meta.mask = mask;
     }
 
     /* A random value and a mask from the table in one instruction would be
-     * two action-data operands: the mask is in metadata by now. */
-    action draw() {
-        meta.draw0[31:0] = rng0.get() & meta.mask[31:0];
-        meta.draw1[31:0] = rng1.get() & meta.mask[31:0];
-        meta.draw2[31:0] = rng2.get() & meta.mask[31:0];
-        meta.draw3[31:0] = rng3.get() & meta.mask[31:0];
+     * two action-data operands: the mask is in metadata by now. One draw per
+     * action: a table passes 32 bits from the random and hash units. */
+    action draw_0() { meta.draw0 = rng0.get() & meta.mask; }
+    action draw_1() { meta.draw1 = rng1.get() & meta.mask; }
+    action draw_2() { meta.draw2 = rng2.get() & meta.mask; }
+    action draw_3() { meta.draw3 = rng3.get() & meta.mask; }
+
+    action less_bound() {
+        meta.draw0 = meta.draw0 - meta.lo;
+        meta.draw1 = meta.draw1 - meta.lo;
+        meta.draw2 = meta.draw2 - meta.lo;
+        meta.draw3 = meta.draw3 - meta.lo;
     }
 
     table draw_mask {
-        key = { meta.hi : ternary; }     /* the bound minus one */
+        key = { meta.lo : ternary; }     /* the bound */
         actions = { set_mask; }
         const entries = {
-            LEADING_BIT_MASKS(set_mask)
+            BOUND_MASKS(set_mask)
         }
         default_action = set_mask(0);
     }
 
     apply {
-        meta.hi = meta.lo - 1;
         draw_mask.apply();
-        draw();
+        draw_0();
+        draw_1();
+        draw_2();
+        draw_3();
+        less_bound();
         meta.found = 1;
         result = 0;
-        if (meta.draw0[31:0] < meta.lo) {
-            result = meta.draw0[31:0];
-        } else if (meta.draw1[31:0] < meta.lo) {
-            result = meta.draw1[31:0];
-        } else if (meta.draw2[31:0] < meta.lo) {
-            result = meta.draw2[31:0];
-        } else if (meta.draw3[31:0] < meta.lo) {
-            result = meta.draw3[31:0];
+        if (meta.draw0[31:31] == 1) {
+            result = meta.draw0 + meta.lo;
+        } else if (meta.draw1[31:31] == 1) {
+            result = meta.draw1 + meta.lo;
+        } else if (meta.draw2[31:31] == 1) {
+            result = meta.draw2 + meta.lo;
+        } else if (meta.draw3[31:31] == 1) {
+            result = meta.draw3 + meta.lo;
         } else {
             meta.found = 0;   /* drawn again in another pass */
         }
     }
 }
 
+/* The bound goes to meta.lo through the hash unit, which ties no PHV
+ * container of the one to the other's (the draws' arithmetic would put the
+ * size, the total and everything moved to and from them in one cluster of
+ * containers, too large for the compiler to place: docs/hardware.md). */
+
 /* Uniform: meta.slot in [0, meta.size). */
 control UniformDraw(inout metadata_t meta) {
     MaskedDraw() masked;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) bound_of_size;
 
     apply {
-        meta.lo = meta.size;
+        meta.lo = bound_of_size.get({meta.size});
         bit<32> slot = 0;
         masked.apply(meta, slot);
         meta.slot = slot;
@@ -116,12 +166,13 @@ control UniformDraw(inout metadata_t meta) {
 /* Proportional: meta.r in [0, meta.total), which the sum tree walks down. */
 control ProportionalDraw(inout metadata_t meta) {
     MaskedDraw() masked;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) bound_of_total;
 
     apply {
-        meta.lo = meta.total[31:0];
+        meta.lo = bound_of_total.get({meta.total});
         bit<32> r = 0;
         masked.apply(meta, r);
-        meta.r[31:0] = r;
+        meta.r = r;
     }
 }
 

@@ -54,15 +54,21 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path3_of;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) rid_of;
 
+    /* One hash result per action: a table passes 32 bits from the hash unit. */
+    action resume_path1() { meta.path1 = path1_of.get({hdr.replay.slot}); }
+    action resume_path2() { meta.path2 = path2_of.get({hdr.replay.slot}); }
+    action resume_path3() { meta.path3 = path3_of.get({hdr.replay.slot}); }
+    action resume_rid() { meta.rid = rid_of.get({meta.copy_index}); }
+
     apply {
-        meta.path1 = path1_of.get({hdr.replay.slot});
-        meta.path2 = path2_of.get({hdr.replay.slot});
-        meta.path3 = path3_of.get({hdr.replay.slot});
+        resume_path1();
+        resume_path2();
+        resume_path3();
         if (meta.phase != 0) {
             meta.found = 1;                       /* phase 0 drew inside its range */
-            meta.rid = rid_of.get({meta.copy_index});  /* RESET: which slot of the round */
+            resume_rid();                         /* RESET: which slot of the round */
             meta.size = hdr.replay.size;
-            meta.total = hdr.replay.total;
+            meta.total = hdr.replay.total[31:0];
             meta.carried_delta = hdr.replay.total[31:0];
             meta.r1 = hdr.replay.stamp;
             meta.r2 = hdr.replay.stamp;
@@ -75,6 +81,7 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
 control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path1;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path2;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) stamp_of_r;
 
     apply {
         if (meta.phase == 0) {
@@ -82,11 +89,11 @@ control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
             hdr.replay.priority = meta.priority;
             hdr.replay.size = meta.size;
             hdr.replay.stamp = meta.stamp;
-            hdr.replay.total = meta.total;
+            hdr.replay.total = (bit<64>)meta.total;
             if (meta.tree_op == TREE_ADD) {
-                hdr.replay.total = (bit<64>)meta.delta[31:0];
+                hdr.replay.total = (bit<64>)meta.delta;
             } else if (meta.tree_op == TREE_WALK) {
-                hdr.replay.stamp = meta.r[31:0];
+                hdr.replay.stamp = stamp_of_r.get({meta.r});
             }
         } else if (meta.phase == 1) {
             hdr.replay.slot = slot_of_path1.get({meta.path1});

@@ -2,8 +2,9 @@
  * tna/slot_store.p4 -- what each slot holds besides its priority, on TNA: the
  * same two stages, tables and register names as v1model/slot_store.p4.
  * Each register action reads or writes one 32-bit cell; a record is the
- * stamp array, the priority array and one array per payload word, spread
- * over stages by the compiler. Tofino runs packets through a stage one at a time and in order,
+ * stamp array, the priority array and one array per payload word, each with
+ * its own table (v1model: one slot_store table for the stamp and payload),
+ * spread over stages by the compiler. Tofino runs packets through a stage one at a time and in order,
  * so a record read after an INSERT has passed its stage is the whole record.
  */
 #ifndef REPLAY_SLOT_STORE_P4
@@ -87,23 +88,18 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     action write_record() {
         slot_record_stamp_write.execute(RECORD_CELL);
-#define WRITE_WORD(i) payload_w##i##_write.execute(RECORD_CELL);
-        FOR_EACH_WORD(WRITE_WORD)
     }
 
     action read_record() {
         meta.stamp = slot_record_stamp_read.execute(RECORD_CELL);
         payload.setValid();
-#define READ_WORD(i) payload.w##i = payload_w##i##_read.execute(RECORD_CELL);
-        FOR_EACH_WORD(READ_WORD)
     }
 
     action clear_record() {
         slot_record_stamp_clear.execute(RECORD_CELL);
-#define CLEAR_WORD(i) payload_w##i##_clear.execute(RECORD_CELL);
-        FOR_EACH_WORD(CLEAR_WORD)
     }
 
+    /* The record's stamp; its payload words in tables of their own below. */
     table slot_store {
         key = { meta.store_op : exact; }
         actions = { write_record; read_record; clear_record; NoAction; }
@@ -114,6 +110,24 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
         }
         default_action = NoAction();
     }
+
+    /* One table per payload word: an action may take the output of one
+     * stateful ALU only, and a stage has four of them. */
+#define WORD_TABLE(i) \
+    action write_w##i() { payload_w##i##_write.execute(RECORD_CELL); } \
+    action read_w##i() { payload.w##i = payload_w##i##_read.execute(RECORD_CELL); } \
+    action clear_w##i() { payload_w##i##_clear.execute(RECORD_CELL); } \
+    table record_w##i { \
+        key = { meta.store_op : exact; } \
+        actions = { write_w##i; read_w##i; clear_w##i; NoAction; } \
+        const entries = { \
+            STORE_WRITE : write_w##i(); \
+            STORE_READ  : read_w##i(); \
+            STORE_CLEAR : clear_w##i(); \
+        } \
+        default_action = NoAction(); \
+    }
+    FOR_EACH_WORD(WORD_TABLE)
 
     /* The record's priority in a table of its own: UPDATE writes it alone, and
      * every action of a Tofino table must address the same registers (v1model
@@ -147,6 +161,8 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     apply {
         slot_store.apply();
         record_priority.apply();
+#define APPLY_WORD_TABLE(i) record_w##i.apply();
+        FOR_EACH_WORD(APPLY_WORD_TABLE)
     }
 }
 

@@ -6,9 +6,10 @@
  *   - Sums are 32 bits (v1model: 64-bit sums as _hi/_lo pairs, so
  *     tree_root_hi/_lo is tree_root here, and so on). A 64-bit add needs a
  *     carry between the halves, which one stateful ALU cannot pass to
- *     another in the same pass. A table's priorities must therefore sum
- *     below 2^32 (with Q16.16 priorities: 65,536 in all); beyond that the
- *     sums wrap (docs/hardware.md).
+ *     another in the same pass. A table's priorities must sum below 2^31
+ *     (with Q16.16 priorities: 32,768 in all), for a walk and a draw tell
+ *     r < sum by the sign bit of r - sum: a gateway cannot compare two
+ *     fields (docs/hardware.md).
  *   - The walk's comparison and subtraction at each level follow the
  *     level's read in the next stage (a stateful ALU outputs one value), so
  *     a level takes two stages and the walk is spread over phases 1 .. 3
@@ -44,16 +45,18 @@ const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
 const bit<8> TREE_TOTAL = 3;
 
-/* A level's register actions: add the change, or read the cell. */
-#define SUM_ACTIONS(reg) \
+/* A level's register actions: add the change; walk phase k: r<k> minus the
+ * cell (the left child's sum), whose sign bit says go left. */
+#define SUM_ADD(reg) \
     RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_add = { \
         void apply(inout bit<32> value, out bit<32> result) { \
             value = value + meta.carried_delta; \
             result = value; \
         } \
-    }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_read = { \
-        void apply(inout bit<32> value, out bit<32> result) { result = value; } \
+    };
+#define SUM_DESCEND(reg, k) \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_descend = { \
+        void apply(inout bit<32> value, out bit<32> over) { over = meta.r##k - value; } \
     };
 
 control SumTree(inout metadata_t meta) {
@@ -65,13 +68,17 @@ control SumTree(inout metadata_t meta) {
     Register<bit<32>, bit<32>>(NUM_TABLES, 0) tree_root;
 #define DECLARE_LEVEL(l, k) \
     Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
-    SUM_ACTIONS(tree_l##l) \
+    SUM_ADD(tree_l##l) \
+    SUM_DESCEND(tree_l##l, k) \
     CELL_INDEX(level_cell_l##l);
     FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) tree_leaf;
     CELL_INDEX(leaf_cell);
 
-    SUM_ACTIONS(tree_root)
+    SUM_ADD(tree_root)
+    RegisterAction<bit<32>, bit<32>, bit<32>>(tree_root) tree_root_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
 
     /* ---- slot_priority (phase 0): the change an ADD makes ------------------ */
     RegisterAction<bit<32>, bit<32>, bit<32>>(slot_priority) priority_swap = {
@@ -82,7 +89,7 @@ control SumTree(inout metadata_t meta) {
     };
 
     action swap_priority() {
-        meta.lo = priority_swap.execute(SLOT_CELL(priority_cell));
+        meta.hi = priority_swap.execute(SLOT_CELL(priority_cell));
     }
 
     table leaf_value {
@@ -96,11 +103,11 @@ control SumTree(inout metadata_t meta) {
 
     /* ---- level 0: read in phase 0, added to in phase 1 --------------------- */
     action add_root() {
-        meta.total = (bit<64>)tree_root_add.execute(meta.table_index);
+        meta.total = tree_root_add.execute(meta.table_index);
     }
 
     action read_root() {
-        meta.total = (bit<64>)tree_root_read.execute(meta.table_index);
+        meta.total = tree_root_read.execute(meta.table_index);
     }
 
     table root {
@@ -125,11 +132,11 @@ control SumTree(inout metadata_t meta) {
         tree_l##l##_add.execute(LEVEL_CELL(l, k)); \
     } \
     action descend_l##l() { \
-        meta.left##k = tree_l##l##_read.execute(LEVEL_CELL(l, k)); \
+        meta.over##k = tree_l##l##_descend.execute(LEVEL_CELL(l, k)); \
     } \
     action step_right_l##l() { \
         meta.path##k[SLOT_BITS-l:SLOT_BITS-l] = 1; \
-        meta.r##k = meta.r##k - meta.left##k; \
+        meta.r##k = meta.over##k; \
     } \
     table level_l##l { \
         key = { \
@@ -149,9 +156,7 @@ control SumTree(inout metadata_t meta) {
     RegisterAction<bit<32>, bit<32>, bit<32>>(tree_leaf) leaf_write = {
         void apply(inout bit<32> value) { value = meta.priority; }
     };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(tree_leaf) leaf_read = {
-        void apply(inout bit<32> value, out bit<32> result) { result = value; }
-    };
+    SUM_DESCEND(tree_leaf, 3)
 
     action write_leaf() {
         leaf_write.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
@@ -159,7 +164,7 @@ control SumTree(inout metadata_t meta) {
     }
 
     action descend_leaf() {
-        meta.left3 = leaf_read.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
+        meta.over3 = tree_leaf_descend.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
                                                       meta.path3[SLOT_BITS-1:0]}));
     }
 
@@ -176,16 +181,17 @@ control SumTree(inout metadata_t meta) {
         default_action = NoAction();
     }
 
-    /* The walk's step after reading a left child's sum (meta.left<k>): go left
-     * if r falls inside it, else right (step_right_l<l>: the path's bit set,
-     * r reduced). The walk reports only the slot; the reply's priority is the
-     * slot record's (tna/slot_store.p4). */
+    /* The walk's step after a level (meta.over<k> = r - the left child's sum):
+     * go left if r falls inside the left child (over < 0), else right
+     * (step_right_l<l>: the path's bit set, r reduced to over). The walk
+     * reports only the slot; the reply's priority is the slot record's
+     * (tna/slot_store.p4). */
 
     apply {
         if (meta.phase == 0) {
             leaf_value.apply();
             if (meta.tree_op == TREE_ADD) {
-                meta.delta[31:0] = meta.priority - meta.lo;
+                meta.delta = meta.priority - meta.hi;   /* new - old */
             }
         }
         root.apply();
@@ -204,13 +210,13 @@ control SumTree(inout metadata_t meta) {
         if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
 #define APPLY_LEVEL(l, k) \
             level_l##l.apply(); \
-            if (meta.tree_op == TREE_WALK && meta.phase == k && meta.r##k >= meta.left##k) { \
+            if (meta.tree_op == TREE_WALK && meta.phase == k && meta.over##k[31:31] == 0) { \
                 step_right_l##l(); \
             }
             FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
             leaf.apply();
             if (meta.tree_op == TREE_WALK && meta.phase == WALK_LAST_PHASE) {
-                if (meta.r3 >= meta.left3) {
+                if (meta.over3[31:31] == 0) {
                     meta.path3[0:0] = 1;
                 }
                 meta.slot = slot_of_path.get({meta.path3});

@@ -177,7 +177,7 @@ control MaxPriority(inout metadata_t meta) {
     };
 
     action resolve() {
-        meta.lo = max_raise.execute(meta.table_index);
+        meta.hi = max_raise.execute(meta.table_index);
     }
 
     action raise() {
@@ -214,10 +214,10 @@ control MaxPriority(inout metadata_t meta) {
         switch (max_state.apply().action_run) {
             resolve: {
                 /* PER: an experience without a priority gets the max so far. */
-                if (meta.has_priority == 0 && meta.lo == 0) {
+                if (meta.has_priority == 0 && meta.hi == 0) {
                     meta.priority = PRIORITY_ONE;
                 } else if (meta.has_priority == 0) {
-                    meta.priority = meta.lo;
+                    meta.priority = meta.hi;
                 }
             }
         }

@@ -7,6 +7,10 @@
 
 const bit<9> CPU_PORT = 255;                /* simple_switch_grpc --cpu-port 255 */
 
+/* The width of the sum tree's sums and of the draws over them: 64-bit sums
+ * (registers hold them as _hi/_lo pairs of 32-bit cells). */
+typedef bit<64> sum_t;
+
 /* v1model instance types as bmv2 numbers them. */
 const bit<32> INSTANCE_NORMAL      = 0;
 const bit<32> INSTANCE_RECIRC      = 4;
@@ -29,6 +33,11 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define FIRST_PHASE true
 #define STORE_PHASE true
 #define MORE_PHASES false
+
+/* The egress pass sees the reply's addressing: a reply ingress did not address
+ * is addressed there, and a copy to draw again is turned back into its
+ * request there (include/replay_reply.p4). */
+#define EGRESS_ADDRESSES_REPLIES true
 
 /* A copy's reply index is its replication id. */
 #define REPLY_INDEX_CELL
