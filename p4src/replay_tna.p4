@@ -187,25 +187,10 @@ control ReplayEgress(inout tna_headers_t hdr,
     PhaseResume() resume;
     PhaseCarry() carry;
 
+    /* Admission's decisions and the intrinsic metadata are in meta already:
+     * the egress parser copies them (ReplayEgressParser), which takes no
+     * stage. */
     apply {
-        meta.is_replica = hdr.bridge.is_replica;
-        meta.is_request = hdr.bridge.is_request;
-        meta.from_cpu = hdr.bridge.from_cpu;
-        meta.has_priority = hdr.bridge.has_priority;
-        meta.redraw = hdr.bridge.redraw;
-        meta.orig_port = hdr.bridge.orig_port[8:0];
-        meta.status = hdr.bridge.status;
-        meta.mode = hdr.bridge.mode;
-        meta.copy_index = hdr.bridge.copy_index;
-        meta.phase = hdr.bridge.phase;
-        meta.capacity = hdr.bridge.capacity;
-        meta.min_size = hdr.bridge.min_size;
-        meta.reset_base = hdr.bridge.reset_base;
-        meta.redraws = hdr.bridge.redraws;
-        hdr.bridge.setInvalid();
-        meta.rid = eg_intr_md.egress_rid;
-        meta.egress_port = eg_intr_md.egress_port;
-
         if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
         } else if (meta.is_request == 1) {

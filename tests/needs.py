@@ -3,10 +3,16 @@ where it is missing."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from bmv2.launch import find_bmv2
 from bmv2.netns import have_netns
+from bmv2.toolchain import find_tool
+
+BF_P4C_PREFIX = Path("/opt/p4-tofino/install/bin")   # where docs/hardware.md's build puts it
 
 
 def netns() -> None:
@@ -26,3 +32,14 @@ def testbed(kind: str) -> None:
     """Skip unless a namespace testbed around a `kind` switch can run here."""
     netns()
     switch(kind)
+
+
+def bf_p4c() -> Path:
+    """p4c's Tofino driver: $BF_P4C, bf-p4c on PATH, or the usual install prefix;
+    skip without one."""
+    found = find_tool(("bf-p4c",), "BF_P4C")
+    if found is None and not os.environ.get("BF_P4C") and (BF_P4C_PREFIX / "bf-p4c").is_file():
+        found = BF_P4C_PREFIX / "bf-p4c"
+    if found is None:
+        pytest.skip("needs bf-p4c (p4c built with -DENABLE_TOFINO=ON); set BF_P4C")
+    return found

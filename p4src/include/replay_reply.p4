@@ -14,7 +14,7 @@
  * An architecture may apply ReplyAddress (and ReplyLengths) in ingress
  * instead: v1model once for a SAMPLE, whose n copies then only fill in their
  * own fields (meta.addressed); TNA for every reply, on the ingress pass that
- * delivers it after its stateful pass (EGRESS_ADDRESSES_REPLIES false);
+ * delivers it after its stateful pass (EGRESS_ADDRESSES_REPLIES 0);
  * ReplyUnaddress turns such a copy back into its request when it has to be
  * drawn again. meta.frame_len is the reply's exact length, to which the
  * architecture's top level truncates the frame.
@@ -117,18 +117,22 @@ control ReplyUnaddress(inout headers_t hdr) {
 }
 
 control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
+#if EGRESS_ADDRESSES_REPLIES
     ReplyAddress() address;
-    ReplyFields() fields;
     ReplyLengths() lengths;
+#endif
+    ReplyFields() fields;
 
     apply {
-        if (EGRESS_ADDRESSES_REPLIES && meta.addressed == 0) {
+#if EGRESS_ADDRESSES_REPLIES
+        if (meta.addressed == 0) {
             address.apply(hdr, meta, meta.egress_port);
         }
+#endif
         fields.apply(hdr, meta);
-        if (EGRESS_ADDRESSES_REPLIES) {
-            lengths.apply(hdr, meta);
-        }
+#if EGRESS_ADDRESSES_REPLIES
+        lengths.apply(hdr, meta);
+#endif
     }
 }
 

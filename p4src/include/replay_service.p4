@@ -200,7 +200,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     SumTree() tree;
     SlotStore() store;
     ReplyBuilder() reply;
+#if EGRESS_ADDRESSES_REPLIES
     ReplyUnaddress() unaddress;
+#endif
     ReplayPlan() plan;
     ReplayVerdict() verdict;
 
@@ -301,9 +303,11 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 reply.apply(hdr, meta);
                 meta.verdict = EGRESS_REPLY;
             } else if (again) {
-                if (EGRESS_ADDRESSES_REPLIES && meta.addressed == 1) {
+#if EGRESS_ADDRESSES_REPLIES
+                if (meta.addressed == 1) {
                     unaddress.apply(hdr);
                 }
+#endif
                 meta.verdict = EGRESS_AGAIN;
             } else {
                 meta.verdict = EGRESS_DROP;

@@ -68,7 +68,7 @@ typedef bit<32> sum_t;
 /* The stateful egress pass does not parse the addressing (tna/bridge.p4):
  * every reply is addressed on the ingress pass that delivers it, and a copy
  * to draw again keeps its request's addressing untouched. */
-#define EGRESS_ADDRESSES_REPLIES false
+#define EGRESS_ADDRESSES_REPLIES 0
 
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */

@@ -100,6 +100,23 @@ parser ReplayEgressParser(packet_in pkt,
     state start {
         pkt.extract(eg_intr_md);
         pkt.extract(hdr.bridge);
+        /* into metadata here, where a copy costs no stage of the pipe */
+        meta.is_replica = hdr.bridge.is_replica;
+        meta.is_request = hdr.bridge.is_request;
+        meta.from_cpu = hdr.bridge.from_cpu;
+        meta.has_priority = hdr.bridge.has_priority;
+        meta.redraw = hdr.bridge.redraw;
+        meta.orig_port = hdr.bridge.orig_port[8:0];
+        meta.status = hdr.bridge.status;
+        meta.mode = hdr.bridge.mode;
+        meta.copy_index = hdr.bridge.copy_index;
+        meta.phase = hdr.bridge.phase;
+        meta.capacity = hdr.bridge.capacity;
+        meta.min_size = hdr.bridge.min_size;
+        meta.reset_base = hdr.bridge.reset_base;
+        meta.redraws = hdr.bridge.redraws;
+        meta.rid = eg_intr_md.egress_rid;
+        meta.egress_port = eg_intr_md.egress_port;
         transition select(hdr.bridge.is_request, hdr.bridge.from_cpu) {
             (1, _): parse_body;
             (0, 1): parse_packet_out;

@@ -37,7 +37,7 @@ const bit<32> INSTANCE_REPLICATION = 5;
 /* The egress pass sees the reply's addressing: a reply ingress did not address
  * is addressed there, and a copy to draw again is turned back into its
  * request there (include/replay_reply.p4). */
-#define EGRESS_ADDRESSES_REPLIES true
+#define EGRESS_ADDRESSES_REPLIES 1
 
 /* A copy's reply index is its replication id. */
 #define REPLY_INDEX_CELL

@@ -5,7 +5,6 @@ the device config it hands Stratum, byte for byte."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -15,19 +14,18 @@ import pytest
 from agent.cli_args import REPO
 from agent.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
-from bmv2.toolchain import find_tool
 from controller import bf_pipeline, config
 from controller.bf_pipeline import BfPipelineError
 from controller.p4info import P4InfoIndex
 from controller.program import DEFAULT, IPV4_TABLE, REPLICATE, SAMPLE_REPLICATION_TABLE
 from controller.replication import COPIES, wanted_groups
 from controller.target import TARGETS
+from tests import needs
 from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, fake_tofino_build, tna_p4info
 from tests.unit.test_config import GOOD
 
 TOFINO = GOOD.replace("cpu_port: 255", "target: tofino")
 TNA_FORWARD = REPO / "tests" / "p4runtime" / "programs" / "tna_forward.p4"
-BF_P4C_PREFIX = Path("/opt/p4-tofino/install/bin")   # where docs/hardware.md's build puts it
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
@@ -134,19 +132,9 @@ def test_a_folder_without_compiler_output_or_with_a_broken_one_is_refused(
         bf_pipeline.device_config(tmp_path)
 
 
-def bf_p4c() -> Path | None:
-    """p4c's Tofino driver: $BF_P4C, bf-p4c on PATH, or the usual install prefix."""
-    found = find_tool(("bf-p4c",), "BF_P4C")
-    if found is None and not os.environ.get("BF_P4C") and (BF_P4C_PREFIX / "bf-p4c").is_file():
-        found = BF_P4C_PREFIX / "bf-p4c"
-    return found
-
-
 @pytest.mark.tofino
 def test_the_device_config_of_a_real_bf_p4c_build(tmp_path: Path) -> None:
-    compiler = bf_p4c()
-    if compiler is None:
-        pytest.skip("needs bf-p4c (p4c built with -DENABLE_TOFINO=ON); set BF_P4C")
+    compiler = needs.bf_p4c()
     out = tmp_path / "out"
     proc = subprocess.run([str(compiler), "--target", "tofino", "--arch", "tna", "-o", str(out),
                            str(TNA_FORWARD)], capture_output=True, text=True, timeout=600)
