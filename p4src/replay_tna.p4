@@ -62,7 +62,6 @@ control ReplayIngress(inout tna_headers_t hdr,
     ReplyAddress() reply_address;
     ReplyLengths() reply_lengths;
     ToLoopLayout() to_loop;
-    FromLoopLayout() from_loop;
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -76,28 +75,14 @@ control ReplayIngress(inout tna_headers_t hdr,
         size = 16;
     }
 
+    /* The intrinsic metadata, and loop_h's fields, are in meta already: the
+     * ingress parser copies them (ReplayIngressParser), which takes no stage. */
     apply {
-        meta.in_port = ig_intr_md.ingress_port;
-        meta.now = ig_intr_md.ingress_mac_tstamp;
-        meta.recirculated = (bit<1>)hdr.loop.isValid();
         if (hdr.loop.isValid()) {
-            from_loop.apply(hdr);
-            meta.from_cpu = hdr.loop.from_cpu[0:0];
-            meta.phase = hdr.loop.phase;
-            meta.mode = hdr.loop.mode;
-            meta.redraws = hdr.loop.redraws;
             meta.orig_port = hdr.loop.orig_port[8:0];
-            meta.redraw = hdr.loop.redraw[0:0];
-            meta.copy_index = hdr.loop.copy_index;
-            meta.reset_base = hdr.loop.reset_base;
         } else {
             meta.orig_port = ig_intr_md.ingress_port;
-            meta.from_cpu = 0;
-            if (ig_intr_md.ingress_port == CPU_PORT) {
-                meta.from_cpu = 1;
-            }
         }
-
         if (hdr.loop.isValid() && hdr.loop.deliver == 1) {
             /* A reply finished on LOOP_PORT: addressed, on to the requester. */
             meta.out_port = meta.orig_port;

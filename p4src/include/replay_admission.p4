@@ -157,6 +157,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             meta.status = STATUS_UNKNOWN_TABLE;
         } else {
             replay_table_config.apply();
+            replay_acl.apply();   /* looked up for all; it judges hosts' requests only */
             /* capacity > NUM_SLOTS, NUM_SLOTS being 2^SLOT_BITS */
             if (meta.capacity[31:SLOT_BITS] != 0) {
                 meta.capacity = NUM_SLOTS;
@@ -164,45 +165,48 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             measure_limits();
             if (meta.status == STATUS_OK && meta.enabled == 0 && op <= OP_UPDATE) {
                 meta.status = STATUS_DISABLED;
+            } else if (meta.status == STATUS_OK && meta.from_cpu == 0
+                       && ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
+                           || (op == OP_SAMPLE && (meta.allowed_ops & ALLOW_SAMPLE) == 0)
+                           || (op == OP_UPDATE && (meta.allowed_ops & ALLOW_UPDATE) == 0))) {
+                meta.status = STATUS_DENIED;
             }
-            if (meta.status == STATUS_OK && meta.from_cpu == 0) {
-                replay_acl.apply();
-                if ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
-                    || (op == OP_SAMPLE && (meta.allowed_ops & ALLOW_SAMPLE) == 0)
-                    || (op == OP_UPDATE && (meta.allowed_ops & ALLOW_UPDATE) == 0)) {
-                    meta.status = STATUS_DENIED;
-                }
-            }
-            if (meta.status == STATUS_OK && op == OP_INSERT && meta.from_cpu == 0) {
-                limiter.apply(hdr, meta);   /* per-host budget, <arch>/insert_limit.p4 */
-            }
-            /* slot >= capacity (the capacity's top bit is clear) */
-            if (meta.status == STATUS_OK && (op == OP_UPDATE || op == OP_READ || op == OP_WRITE)
-                && !BELOW(hdr.replay.slot, meta.capacity, meta.slot_margin, 31)) {
-                meta.status = STATUS_BAD_SLOT;
-            }
-            if (meta.status == STATUS_OK && op == OP_SAMPLE) {
-                /* SAMPLE's own checks; the table's default mode stands in for none. */
-                if (meta.mode == MODE_DEFAULT) {
-                    meta.mode = meta.default_mode;
-                }
-                if (hdr.replay.count == 0) {
-                    meta.status = STATUS_MALFORMED;
-                } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
-                    meta.status = STATUS_BATCH_TOO_LARGE;
+            /* The op's own checks, and its route: one branch per op, so that
+             * no op waits for another's steps (a Tofino places the branches
+             * side by side). */
+            if (meta.status == STATUS_OK) {
+                if (op == OP_INSERT) {
+                    if (meta.from_cpu == 0) {
+                        limiter.apply(hdr, meta);   /* per-host budget, <arch>/insert_limit.p4 */
+                    }
+                } else if (op == OP_UPDATE || op == OP_READ || op == OP_WRITE) {
+                    /* slot >= capacity (the capacity's top bit is clear) */
+                    if (!BELOW(hdr.replay.slot, meta.capacity, meta.slot_margin, 31)) {
+                        meta.status = STATUS_BAD_SLOT;
+                    }
+                } else if (op == OP_SAMPLE) {
+                    /* the table's default mode stands in for none */
+                    if (meta.mode == MODE_DEFAULT) {
+                        meta.mode = meta.default_mode;
+                    }
+                    if (hdr.replay.count == 0) {
+                        meta.status = STATUS_MALFORMED;
+                    } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
+                        meta.status = STATUS_BATCH_TOO_LARGE;
+                    } else if (meta.redraw == 0) {
+                        /* ---- 2. routing: n replicas (a copy drawn again is one) */
+                        meta.copies = hdr.replay.count - 1;
+                        if (sample_replication.apply().hit) {
+                            batch_replicas.apply();
+                        }
+                    }
+                } else if (op == OP_RESET) {
+                    meta.mcast_grp = RESET_GROUP;
                 }
             }
         }
 
-        /* ---- 2. routing ----------------------------------------------------- */
-        if (meta.status == STATUS_OK && op == OP_SAMPLE && meta.redraw == 0) {
-            meta.copies = hdr.replay.count - 1;
-            if (sample_replication.apply().hit) {
-                batch_replicas.apply();
-            }
-        } else if (meta.status == STATUS_OK && op == OP_RESET) {
-            meta.mcast_grp = RESET_GROUP;
-        }
+        /* ---- 2. routing: all but SAMPLE n and RESET (above), refusals too */
         if (meta.mcast_grp == 0 && meta.from_cpu == 1) {
             meta.out_port = CPU_PORT;
         } else if (meta.mcast_grp == 0) {

@@ -30,18 +30,6 @@ control ToLoopLayout(inout tna_headers_t hdr) {
     }
 }
 
-/* Back from LOOP_PORT: the addressing in front again. */
-control FromLoopLayout(inout tna_headers_t hdr) {
-    apply {
-        hdr.replay.ethernet = hdr.tail.ethernet;
-        hdr.replay.ipv4 = hdr.tail.ipv4;
-        hdr.replay.udp = hdr.tail.udp;
-        hdr.tail.ethernet.setInvalid();
-        hdr.tail.ipv4.setInvalid();
-        hdr.tail.udp.setInvalid();
-    }
-}
-
 /* At the start of a phase after 0: what the last one found. Every phase
  * starts its walk fields from the header's slot, the request's own in
  * phase 0 (a READ's record). A walk's path (and a copy's index) goes to and

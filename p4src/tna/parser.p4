@@ -5,8 +5,8 @@
  *
  *   ingress   intrinsic metadata, port metadata (skipped), then by port:
  *             LOOP_PORT -> loop_h, the replay header and payload, the
- *             addressing (into hdr.tail); CPU_PORT -> packet_out; then the
- *             stack.
+ *             addressing (into the stack's own headers); CPU_PORT ->
+ *             packet_out; then the stack.
  *   egress    intrinsic metadata, bridge_h (every packet carries one), then a
  *             replay request's replay header and payload, or another packet's
  *             Ethernet to UDP.
@@ -23,11 +23,16 @@ parser ReplayIngressParser(packet_in pkt,
                            out metadata_t meta,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     ReplayHeaderParser() headers;
-    AddressHeaderParser() tail;
+    AddressHeaderParser() address;
 
+    /* The intrinsic metadata the shared controls read goes into meta here
+     * too (but the request's port, orig_port: the reply's packet_in header
+     * takes it, and a parser copy would fix its bit alignment). */
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
+        meta.in_port = ig_intr_md.ingress_port;
+        meta.now = ig_intr_md.ingress_mac_tstamp;
         transition select(ig_intr_md.ingress_port) {
             LOOP_PORT: parse_loop;
             CPU_PORT: parse_packet_out;
@@ -36,9 +41,19 @@ parser ReplayIngressParser(packet_in pkt,
     }
 
     /* After a stateful pass: the replay header (and payload), then the
-     * addressing (tna/bridge.p4). */
+     * addressing (tna/bridge.p4), which goes straight back in front of the
+     * replay header (the deparser emits in stack order); what loop_h carries
+     * goes into metadata here, where a copy takes no stage. */
     state parse_loop {
         pkt.extract(hdr.loop);
+        meta.recirculated = 1;
+        meta.from_cpu = hdr.loop.from_cpu[0:0];
+        meta.phase = hdr.loop.phase;
+        meta.mode = hdr.loop.mode;
+        meta.redraws = hdr.loop.redraws;
+        meta.redraw = hdr.loop.redraw[0:0];
+        meta.copy_index = hdr.loop.copy_index;
+        meta.reset_base = hdr.loop.reset_base;
         pkt.extract(hdr.replay.replay);
         transition select(hdr.loop.has_payload) {
             1: parse_loop_payload;
@@ -52,11 +67,12 @@ parser ReplayIngressParser(packet_in pkt,
     }
 
     state parse_tail {
-        tail.apply(pkt, hdr.tail.ethernet, hdr.tail.arp, hdr.tail.ipv4, hdr.tail.udp);
+        address.apply(pkt, hdr.replay.ethernet, hdr.replay.arp, hdr.replay.ipv4, hdr.replay.udp);
         transition accept;
     }
 
     state parse_packet_out {
+        meta.from_cpu = 1;
         pkt.extract(hdr.replay.packet_out);
         transition parse_stack;
     }
