@@ -95,13 +95,18 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
                 RESET_SLOT
                 meta.stamp = 0;
                 meta.priority = 0;
+                /* the last slot, NUM_SLOTS - 1, told from the round's first (the
+                 * slot itself is a step later: no wait for it) */
+                /* only the last copy of the last round clears ring and max */
                 if ((bit<32>)meta.rid == RESET_FANOUT - 1) {
                     round_done = true;
-                    if (meta.slot == NUM_SLOTS - 1) {
+                    if (meta.reset_base == NUM_SLOTS - RESET_FANOUT) {
                         reset_done = true;
+                    } else {
+                        meta.ring_op = 0;
+                        meta.max_op = 0;
                     }
-                }
-                if (!reset_done) {
+                } else {
                     meta.ring_op = 0;
                     meta.max_op = 0;
                 }
