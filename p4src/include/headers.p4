@@ -181,7 +181,7 @@ struct metadata_t {
     bit<32> size;
     bit<32> size_mask;       /* v1model: the uniform draw's mask (ring_mask) */
     sum_t   total;
-    sum_t   delta;           /* leaf change, added to every ancestor (mod 2^64) */
+    sum_t   delta;           /* leaf change, added to every ancestor (mod 2^width) */
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
     sum_t   r;               /* prioritized draw, walked down the tree */

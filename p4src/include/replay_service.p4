@@ -95,9 +95,9 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
                 RESET_SLOT
                 meta.stamp = 0;
                 meta.priority = 0;
-                /* the last slot, NUM_SLOTS - 1, told from the round's first (the
-                 * slot itself is a step later: no wait for it) */
-                /* only the last copy of the last round clears ring and max */
+                /* Only the last copy of the last round clears the ring and the
+                 * max; it is told from the round's first slot, not from its own
+                 * slot, which is a step later. */
                 if ((bit<32>)meta.rid == RESET_FANOUT - 1) {
                     round_done = true;
                     if (meta.reset_base == NUM_SLOTS - RESET_FANOUT) {
