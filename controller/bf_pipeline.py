@@ -100,6 +100,7 @@ def build(conf: Path) -> BfPipelineConfig:
 
 
 def _json(path: Path) -> dict:
+    """The JSON document at `path`, or one line saying why not."""
     try:
         return json.loads(path.read_text())
     except OSError as exc:

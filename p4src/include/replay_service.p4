@@ -228,10 +228,10 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         bit<8> op = hdr.replay.op;
         if (meta.is_replica == 1) {
             REPLY_INDEX
+            measure_copy();
         } else {
             meta.index = meta.copy_index;
         }
-        measure_copy();
         /* rid >= count: the index is the rid's low byte */
         if (meta.is_replica == 1 && op == OP_SAMPLE
             && (meta.rid[15:8] != 0
@@ -250,8 +250,8 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             /* ---- state ----------------------------------------------------------- */
             if (FIRST_PHASE) {
                 ring.apply(meta);
-                measure_size();
                 if (op == OP_SAMPLE && meta.status == STATUS_OK) {
+                    measure_size();
                     if (BELOW(meta.size, meta.min_size, meta.size_margin, 31) || meta.size == 0) {
                         meta.status = STATUS_BELOW_MIN_SIZE;
                         meta.tree_op = TREE_TOTAL;
