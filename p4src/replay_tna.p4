@@ -184,21 +184,26 @@ control ReplayEgress(inout tna_headers_t hdr,
             if (meta.verdict == EGRESS_DROP) {
                 eg_dprsr_md.drop_ctl = 1;
             } else {
+                /* Each loop_h field written once (if / else, not a default
+                 * overwritten later), so that all of them take one stage. */
                 hdr.loop.setValid();
-                hdr.loop.phase = 0;
                 if (meta.verdict == EGRESS_AGAIN && MORE_PHASES) {
                     hdr.loop.phase = meta.phase + 1;
                     carry.apply(hdr.replay, meta);
+                } else {
+                    hdr.loop.phase = 0;
                 }
                 hdr.loop.mode = meta.mode;
-                hdr.loop.has_payload = 0;
                 if (hdr.replay.payload.isValid()) {
                     hdr.loop.has_payload = 1;
+                } else {
+                    hdr.loop.has_payload = 0;
                 }
                 hdr.loop.redraw = (bit<8>)meta.redraw;
-                hdr.loop.deliver = 0;
                 if (meta.verdict == EGRESS_REPLY) {
                     hdr.loop.deliver = 1;
+                } else {
+                    hdr.loop.deliver = 0;
                 }
                 hdr.loop.from_cpu = (bit<8>)meta.from_cpu;
                 hdr.loop.orig_port = (bit<16>)meta.orig_port;

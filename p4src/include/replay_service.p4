@@ -35,9 +35,13 @@
  *
  * Phases: v1model runs all of this in one egress pass. TNA runs a request's
  * stages in up to four passes through LOOP_PORT, its phases (tna/phases.p4):
- * FIRST_PHASE gates the stages before the tree, STORE_PHASE the slot record,
- * the tree and the draws gate their own parts, and MORE_PHASES sends the
- * request round again (<arch>/arch.p4 defines the three).
+ * FIRST_PHASE picks the branch of the stages up to the tree's change or draw,
+ * the other branch holds the tree's levels (the TREE_* hooks say which part of
+ * the tree goes where: on v1model all of it in the first phase, after the
+ * guard and the max), STORE_PHASE gates the slot record, and MORE_PHASES sends
+ * the request round again (<arch>/arch.p4 defines them). Branches that
+ * exclude each other (the phases; SAMPLE and the other ops) let a compiler
+ * lay their tables over the same stages.
  *
  * Shared by both architectures. The state stages are each architecture's own
  * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
@@ -122,43 +126,51 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
 control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
                       in bool round_done, in bool reset_done,
                       out bool answer, out bool again, out bool counted) {
+    /* Every branch sets all three outcomes once: no later step overrides an
+     * earlier one, so the decision is as short as its conditions. */
     apply {
         bit<8> op = hdr.replay.op;
-        answer = true;
-        again = false;
-        counted = true;               /* replay_requests: once per request */
         if (MORE_PHASES) {
-            again = true;                 /* the request's next phase (<arch>/arch.p4) */
+            answer = false;               /* the request's next phase (<arch>/arch.p4) */
+            again = true;
+            counted = false;
+            meta.copy_index = meta.index;
+        } else if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 0) {
+            answer = false;               /* every draw overshot, or an unwritten slot */
+            again = true;
+            counted = false;
+            meta.redraw = 1;
+            meta.redraws = meta.redraws + 1;
             meta.copy_index = meta.index;
         } else if (op == OP_SAMPLE) {
-            if (meta.status == STATUS_OK && meta.found == 0) {
-                again = true;             /* every draw overshot, or an unwritten slot */
-                meta.redraw = 1;
-                meta.redraws = meta.redraws + 1;
-                meta.copy_index = meta.index;
-            } else if (meta.status != STATUS_OK && meta.index != 0) {
-                answer = false;                      /* a refusal answers once */
-            }
+            answer = true;
+            again = false;
+            counted = true;               /* replay_requests: once per request */
             if (meta.index != 0) {
                 counted = false;
+                if (meta.status != STATUS_OK) {
+                    answer = false;       /* a refusal answers once */
+                }
             }
-        } else if (op == OP_RESET && meta.status == STATUS_OK) {
-            if (!round_done) {
-                answer = false;
-                counted = false;
-            } else if (!reset_done) {
-                again = true;
-                meta.reset_base = meta.reset_base + RESET_FANOUT;
-            }
-        } else if ((op == OP_INSERT || op == OP_UPDATE)
-                   && (meta.status == STATUS_OK || meta.status == STATUS_STALE)) {
-            if ((hdr.replay.flags & FLAG_ACK) == 0) {
-                answer = false;
-            }
-        }
-        if (again) {
+        } else if (op == OP_RESET && meta.status == STATUS_OK && !round_done) {
             answer = false;
+            again = false;
             counted = false;
+        } else if (op == OP_RESET && meta.status == STATUS_OK && !reset_done) {
+            answer = false;               /* the next round */
+            again = true;
+            counted = false;
+            meta.reset_base = meta.reset_base + RESET_FANOUT;
+        } else if ((op == OP_INSERT || op == OP_UPDATE)
+                   && (meta.status == STATUS_OK || meta.status == STATUS_STALE)
+                   && (hdr.replay.flags & FLAG_ACK) == 0) {
+            answer = false;               /* no ACK asked */
+            again = false;
+            counted = true;
+        } else {
+            answer = true;
+            again = false;
+            counted = true;
         }
     }
 }
@@ -167,8 +179,9 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
  * per request, replay_sampled per experience a SAMPLE returns,
  * replay_not_ready per SAMPLE reply still on an unwritten slot. Their names
  * are pinned (@name) to where the controller has always found them. */
-control ReplayStats(in headers_t hdr, in metadata_t meta,
-                    in bool counted, in bool answer, in bool unwritten) {
+control ReplayStats(in headers_t hdr, in metadata_t meta, in bit<32> bucket,
+                    in bit<32> op_bucket, in bool counted, in bool answer,
+                    in bool unwritten) {
     @name(".ReplayEgress.replay.replay_requests") REQUEST_COUNTER(replay_requests, STATS_SIZE);
     @name(".ReplayEgress.replay.replay_sampled") STATS_COUNTER(replay_sampled, NUM_TABLES);
     @name(".ReplayEgress.replay.replay_not_ready") STATS_COUNTER(replay_not_ready, NUM_TABLES);
@@ -176,15 +189,6 @@ control ReplayStats(in headers_t hdr, in metadata_t meta,
     apply {
         bit<8> op = hdr.replay.op;
         if (counted) {
-            bit<32> bucket = NUM_TABLES;
-            if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
-                && meta.status != STATUS_UNKNOWN_TABLE) {
-                bucket = meta.table_index;
-            }
-            bit<32> op_bucket = 0;
-            if (op <= OP_LAST) {
-                op_bucket = (bit<32>)op;
-            }
             COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
         }
         if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
@@ -197,12 +201,31 @@ control ReplayStats(in headers_t hdr, in metadata_t meta,
     }
 }
 
+/* The request counter's table and op buckets (out of range: NUM_TABLES, 0),
+ * taken before the state stages: they change the status, but never to or from
+ * UNKNOWN_TABLE, so the buckets do not wait for them. */
+control ReplayStatsBuckets(in headers_t hdr, in metadata_t meta,
+                           out bit<32> bucket, out bit<32> op_bucket) {
+    apply {
+        bucket = NUM_TABLES;
+        if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
+            && meta.status != STATUS_UNKNOWN_TABLE) {
+            bucket = (bit<32>)hdr.replay.table_id;
+        }
+        op_bucket = 0;
+        if (hdr.replay.op <= OP_LAST) {
+            op_bucket = (bit<32>)hdr.replay.op;
+        }
+    }
+}
+
 control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     RingState() ring;
     UniformDraw() uniform;
     SlotGuard() guard;
     MaxPriority() max_priority;
     SumTree() tree;
+    SUM_TREE_PHASE_PARTS
     SlotStore() store;
     ReplyBuilder() reply;
 #if EGRESS_ADDRESSES_REPLIES
@@ -212,6 +235,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     ReplayVerdict() verdict;
 
     ReplayStats() stats;
+    ReplayStatsBuckets() stats_buckets;
     PHASE_PLANNER
     REPLY_INDEX_CELL
 
@@ -245,33 +269,50 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             bool round_done;              /* RESET: last copy of its round */
             bool reset_done;              /* RESET: ... of the last round */
             plan.apply(hdr, meta, round_done, reset_done);
+            bit<32> bucket;
+            bit<32> op_bucket;
+            stats_buckets.apply(hdr, meta, bucket, op_bucket);
 
 
             /* ---- state ----------------------------------------------------------- */
+            TREE_BEFORE_PHASES
             if (FIRST_PHASE) {
                 ring.apply(meta);
-                if (op == OP_SAMPLE && meta.status == STATUS_OK) {
-                    measure_size();
-                    if (BELOW(meta.size, meta.min_size, meta.size_margin, 31) || meta.size == 0) {
-                        meta.status = STATUS_BELOW_MIN_SIZE;
-                        meta.tree_op = TREE_TOTAL;
-                    } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
-                        uniform.apply(meta);
-                        if (meta.found == 0) {
-                            meta.tree_op = 0;
+                /* A SAMPLE's checks and draw, or the other ops' guard, max and
+                 * change: branches that exclude each other, so that a compiler
+                 * may lay them over the same stages (SAMPLE has no guard and
+                 * no max op, so none is skipped). */
+                if (op == OP_SAMPLE) {
+                    if (meta.status == STATUS_OK) {
+                        measure_size();
+                        if (BELOW(meta.size, meta.min_size, meta.size_margin, 31)
+                            || meta.size == 0) {
+                            meta.status = STATUS_BELOW_MIN_SIZE;
+                            meta.tree_op = TREE_TOTAL;
+                        } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
+                            uniform.apply(meta);
+                            if (meta.found == 0) {
+                                meta.tree_op = 0;
+                            }
+                        } else {                                   /* prioritized */
+                            TREE_DRAW_IN_FIRST_PHASE
                         }
                     }
+                } else {
+                    guard.apply(meta);
+                    if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
+                        meta.status = STATUS_STALE;
+                        meta.max_op = 0;
+                        meta.tree_op = TREE_TOTAL;
+                        meta.store_op = 0;
+                    }
+                    max_priority.apply(meta);
+                    TREE_CHANGE_IN_FIRST_PHASE
                 }
-                guard.apply(meta);
-                if (meta.guard_op == GUARD_CHECK && meta.guard_ok == 0) {
-                    meta.status = STATUS_STALE;
-                    meta.max_op = 0;
-                    meta.tree_op = TREE_TOTAL;
-                    meta.store_op = 0;
-                }
-                max_priority.apply(meta);
+                TREE_IN_FIRST_PHASE
+            } else {
+                TREE_IN_LATER_PHASES
             }
-            tree.apply(meta);
             if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
                 meta.store_op = 0;
             }
@@ -299,7 +340,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             verdict.apply(hdr, meta, round_done, reset_done, answer, again, counted);
 
             /* ---- stats ----------------------------------------------------------- */
-            stats.apply(hdr, meta, counted, answer, unwritten);
+            stats.apply(hdr, meta, bucket, op_bucket, counted, answer, unwritten);
             if (op == OP_SAMPLE && meta.status == STATUS_OK && answer && unwritten) {
                 meta.status = STATUS_NOT_READY;          /* after the request was counted OK */
             }

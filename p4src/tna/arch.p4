@@ -64,6 +64,18 @@ typedef bit<32> sum_t;
 #define FIRST_PHASE (meta.phase == 0)
 #define STORE_PHASE (meta.phase == meta.store_phase)
 #define MORE_PHASES (meta.phase != meta.last_phase)
+/* The sum tree in parts (tna/sum_tree.p4), each where the service's branches
+ * let it share stages: the root before the phase branches (phase 0 reads it,
+ * phase 1 adds to it), the proportional draw in phase 0's SAMPLE branch, an
+ * ADD's change (the leaf swap) in phase 0's other branch, the levels in the
+ * later phases' branch. */
+#define SUM_TREE_PHASE_PARTS \
+    SumTreeRoot() tree_root; SumTreeDraw() tree_draw; SumTreeChange() tree_change;
+#define TREE_BEFORE_PHASES tree_root.apply(meta);
+#define TREE_DRAW_IN_FIRST_PHASE tree_draw.apply(meta);
+#define TREE_CHANGE_IN_FIRST_PHASE tree_change.apply(meta);
+#define TREE_IN_FIRST_PHASE
+#define TREE_IN_LATER_PHASES tree.apply(meta);
 
 /* The stateful egress pass does not parse the addressing (tna/bridge.p4):
  * every reply is addressed on the ingress pass that delivers it, and a copy

@@ -59,28 +59,56 @@ const bit<8> TREE_TOTAL = 3;
         void apply(inout bit<32> value, out bit<32> over) { over = meta.r##k - value; } \
     };
 
-control SumTree(inout metadata_t meta) {
-    ProportionalDraw() draw;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path;   /* see tna/loop.p4 */
+/* The tree in the parts a request's phases use, each applied in a branch of
+ * the service of its own (tna/arch.p4), so that bf-p4c can lay branches that
+ * exclude each other over the same stages. The root and slot_priority keep
+ * the names they have in SumTree on v1model. */
 
-    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_priority;
-    CELL_INDEX(priority_cell);
+/* ---- level 0: read in phase 0, added to in phase 1 ------------------------- */
+control SumTreeRoot(inout metadata_t meta) {
+    @name(".ReplayEgress.replay.tree.tree_root")
     Register<bit<32>, bit<32>>(NUM_TABLES, 0) tree_root;
-#define DECLARE_LEVEL(l, k) \
-    Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
-    SUM_ADD(tree_l##l) \
-    SUM_DESCEND(tree_l##l, k) \
-    CELL_INDEX(level_cell_l##l);
-    FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
-    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) tree_leaf;
-    CELL_INDEX(leaf_cell);
-
     SUM_ADD(tree_root)
     RegisterAction<bit<32>, bit<32>, bit<32>>(tree_root) tree_root_read = {
         void apply(inout bit<32> value, out bit<32> result) { result = value; }
     };
 
-    /* ---- slot_priority (phase 0): the change an ADD makes ------------------ */
+    action add_root() {
+        meta.total = tree_root_add.execute(meta.table_index);
+    }
+
+    action read_root() {
+        meta.total = tree_root_read.execute(meta.table_index);
+    }
+
+    /* Phase 0 reads the total for every op that may need it, before the guard
+     * and the size check can turn the op into TREE_TOTAL (a STALE UPDATE's or
+     * a BELOW_MIN_SIZE reply's total). */
+    table root {
+        key = {
+            meta.tree_op : exact;
+            meta.phase   : exact;
+        }
+        actions = { add_root; read_root; NoAction; }
+        const entries = {
+            (TREE_ADD, ADD_PHASE) : add_root();
+            (TREE_ADD, 0)         : read_root();
+            (TREE_WALK, 0)        : read_root();
+            (TREE_TOTAL, 0)       : read_root();
+        }
+        default_action = NoAction();
+    }
+
+    apply {
+        root.apply();
+    }
+}
+
+/* ---- phase 0, an ADD: the change to the slot's priority (slot_priority) ---- */
+control SumTreeChange(inout metadata_t meta) {
+    @name(".ReplayEgress.replay.tree.slot_priority")
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_priority;
+    CELL_INDEX(priority_cell);
     RegisterAction<bit<32>, bit<32>, bit<32>>(slot_priority) priority_swap = {
         void apply(inout bit<32> value, out bit<32> before) {
             before = value;
@@ -101,28 +129,44 @@ control SumTree(inout metadata_t meta) {
         default_action = NoAction();
     }
 
-    /* ---- level 0: read in phase 0, added to in phase 1 --------------------- */
-    action add_root() {
-        meta.total = tree_root_add.execute(meta.table_index);
-    }
-
-    action read_root() {
-        meta.total = tree_root_read.execute(meta.table_index);
-    }
-
-    table root {
-        key = {
-            meta.tree_op : exact;
-            meta.phase   : exact;
+    apply {
+        leaf_value.apply();
+        if (meta.tree_op == TREE_ADD) {
+            meta.delta = meta.priority - meta.hi;   /* new - old */
         }
-        actions = { add_root; read_root; NoAction; }
-        const entries = {
-            (TREE_ADD, ADD_PHASE) : add_root();
-            (TREE_WALK, 0)        : read_root();
-            (TREE_TOTAL, 0)       : read_root();
-        }
-        default_action = NoAction();
     }
+}
+
+/* ---- phase 0, a prioritized SAMPLE: r in [0, total) ------------------------ */
+control SumTreeDraw(inout metadata_t meta) {
+    ProportionalDraw() draw;
+
+    apply {
+        meta.slot = 0;
+        if (meta.total == 0) {
+            meta.status = STATUS_EMPTY;
+            meta.tree_op = 0;
+        } else {
+            draw.apply(meta);
+            if (meta.found == 0) {
+                meta.tree_op = 0;
+            }
+        }
+    }
+}
+
+/* ---- phases 1 .. 3: an ADD's levels and leaf, a walk's levels -------------- */
+control SumTree(inout metadata_t meta) {
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path;   /* see tna/loop.p4 */
+
+#define DECLARE_LEVEL(l, k) \
+    Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
+    SUM_ADD(tree_l##l) \
+    SUM_DESCEND(tree_l##l, k) \
+    CELL_INDEX(level_cell_l##l);
+    FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
+    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) tree_leaf;
+    CELL_INDEX(leaf_cell);
 
     /* ---- levels 1 .. L-1: level l of walk phase k steers by path<k>, r<k> --- */
 #define LEVEL_CELL(l, k) \
@@ -188,25 +232,6 @@ control SumTree(inout metadata_t meta) {
      * (tna/slot_store.p4). */
 
     apply {
-        if (meta.phase == 0) {
-            leaf_value.apply();
-            if (meta.tree_op == TREE_ADD) {
-                meta.delta = meta.priority - meta.hi;   /* new - old */
-            }
-        }
-        root.apply();
-        if (meta.phase == 0 && meta.tree_op == TREE_WALK) {
-            meta.slot = 0;
-            if (meta.total == 0) {
-                meta.status = STATUS_EMPTY;
-                meta.tree_op = 0;
-            } else {
-                draw.apply(meta);
-                if (meta.found == 0) {
-                    meta.tree_op = 0;
-                }
-            }
-        }
         if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
 #define APPLY_LEVEL(l, k) \
             level_l##l.apply(); \

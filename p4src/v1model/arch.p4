@@ -33,6 +33,14 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define FIRST_PHASE true
 #define STORE_PHASE true
 #define MORE_PHASES false
+/* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the
+ * guard and the max (the service's TREE_* hooks; tna/arch.p4 splits it). */
+#define SUM_TREE_PHASE_PARTS
+#define TREE_BEFORE_PHASES
+#define TREE_DRAW_IN_FIRST_PHASE
+#define TREE_CHANGE_IN_FIRST_PHASE
+#define TREE_IN_FIRST_PHASE tree.apply(meta);
+#define TREE_IN_LATER_PHASES
 
 /* The egress pass sees the reply's addressing: a reply ingress did not address
  * is addressed there, and a copy to draw again is turned back into its
