@@ -170,7 +170,6 @@ control ReplayEgress(inout tna_headers_t hdr,
     ReplayService() replay;
     BroadcastRewrite() broadcast;
     PhaseResume() resume;
-    PhaseCarry() carry;
 
     /* Admission's decisions and the intrinsic metadata are in meta already:
      * the egress parser copies them (ReplayEgressParser), which takes no
@@ -185,11 +184,10 @@ control ReplayEgress(inout tna_headers_t hdr,
                 eg_dprsr_md.drop_ctl = 1;
             } else {
                 /* Each loop_h field written once (if / else, not a default
-                 * overwritten later), so that all of them take one stage. */
+                 * overwritten later). */
                 hdr.loop.setValid();
                 if (meta.verdict == EGRESS_AGAIN && MORE_PHASES) {
-                    hdr.loop.phase = meta.phase + 1;
-                    carry.apply(hdr.replay, meta);
+                    hdr.loop.phase = meta.phase + 1;   /* the service carried its findings */
                 } else {
                     hdr.loop.phase = 0;
                 }

@@ -38,8 +38,9 @@
  * FIRST_PHASE picks the branch of the stages up to the tree's change or draw,
  * the other branch holds the tree's levels (the TREE_* hooks say which part of
  * the tree goes where: on v1model all of it in the first phase, after the
- * guard and the max), STORE_PHASE gates the slot record, and MORE_PHASES sends
- * the request round again (<arch>/arch.p4 defines them). Branches that
+ * guard and the max), STORE_PHASE gates the slot record, MORE_PHASES sends
+ * the request round again and CARRY_TO_NEXT_PHASE writes what this phase
+ * found into it (<arch>/arch.p4 defines them). Branches that
  * exclude each other (the phases; SAMPLE and the other ops) let a compiler
  * lay their tables over the same stages.
  *
@@ -100,9 +101,10 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
                 meta.stamp = 0;
                 meta.priority = 0;
                 /* Only the last copy of the last round clears the ring and the
-                 * max; it is told from the round's first slot, not from its own
-                 * slot, which is a step later. */
-                if ((bit<32>)meta.rid == RESET_FANOUT - 1) {
+                 * max; it is told from the round's first slot and its index
+                 * (its rid, below RESET_FANOUT), not from its own slot, which
+                 * is a step later. */
+                if ((bit<32>)meta.index == RESET_FANOUT - 1) {
                     round_done = true;
                     if (meta.reset_base == NUM_SLOTS - RESET_FANOUT) {
                         reset_done = true;
@@ -142,16 +144,18 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
             meta.redraw = 1;
             meta.redraws = meta.redraws + 1;
             meta.copy_index = meta.index;
-        } else if (op == OP_SAMPLE) {
+        } else if (op == OP_SAMPLE && meta.index == 0) {
             answer = true;
             again = false;
             counted = true;               /* replay_requests: once per request */
-            if (meta.index != 0) {
-                counted = false;
-                if (meta.status != STATUS_OK) {
-                    answer = false;       /* a refusal answers once */
-                }
-            }
+        } else if (op == OP_SAMPLE && meta.status == STATUS_OK) {
+            answer = true;
+            again = false;
+            counted = false;
+        } else if (op == OP_SAMPLE) {
+            answer = false;               /* a refusal answers once */
+            again = false;
+            counted = false;
         } else if (op == OP_RESET && meta.status == STATUS_OK && !round_done) {
             answer = false;
             again = false;
@@ -239,9 +243,11 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     PHASE_PLANNER
     REPLY_INDEX_CELL
 
-    /* index - count and size - min_size, for BELOW (headers.p4). */
+    /* index - count (a copy's index is its rid's low byte: taken from the rid,
+     * so that the check below waits for nothing) and size - min_size, for
+     * BELOW (headers.p4). */
     action measure_copy() {
-        meta.copy_margin = meta.index - hdr.replay.count;
+        meta.copy_margin = meta.rid[7:0] - hdr.replay.count;
     }
 
     action measure_size() {
@@ -256,10 +262,10 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         } else {
             meta.index = meta.copy_index;
         }
-        /* rid >= count: the index is the rid's low byte */
+        /* rid >= count */
         if (meta.is_replica == 1 && op == OP_SAMPLE
             && (meta.rid[15:8] != 0
-                || !BELOW(meta.index, hdr.replay.count, meta.copy_margin, 7))) {
+                || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
             meta.table_index = (bit<32>)hdr.replay.table_id;
@@ -349,6 +355,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 reply.apply(hdr, meta);
                 meta.verdict = EGRESS_REPLY;
             } else if (again) {
+                if (MORE_PHASES) {
+                    CARRY_TO_NEXT_PHASE
+                }
 #if EGRESS_ADDRESSES_REPLIES
                 if (meta.addressed == 1) {
                     unaddress.apply(hdr);

@@ -59,11 +59,13 @@ typedef bit<32> sum_t;
     bit<32> path3;         /* also the slot whose record the store reads or writes */ \
     bit<32> r3; \
     bit<32> over3;
-#define PHASE_PLANNER PhasePlan() phases;
+#define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
 #define STORE_PHASE (meta.phase == meta.store_phase)
 #define MORE_PHASES (meta.phase != meta.last_phase)
+/* What a phase found, into the request's header for the next (tna/loop.p4). */
+#define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
 /* The sum tree in parts (tna/sum_tree.p4), each where the service's branches
  * let it share stages: the root before the phase branches (phase 0 reads it,
  * phase 1 adds to it), the proportional draw in phase 0's SAMPLE branch, an
@@ -88,10 +90,11 @@ typedef bit<32> sum_t;
 #define REPLY_INDEX meta.index = reply_index.get({meta.rid});
 
 /* A RESET copy's slot: the round's first (a multiple of RESET_FANOUT = 64)
- * with the copy's replication id below it, through the hash unit, which ties
- * no PHV bits of the one to the other (an addition would cut the slot into
- * the rid's pieces: docs/hardware.md). */
+ * with the copy's index (its rid in phase 0, carried as copy_index to phase 1)
+ * below it, through the hash unit, which ties no PHV bits of the one to the
+ * other (an addition would cut the slot into the index's pieces:
+ * docs/hardware.md). */
 #define RESET_SLOT_CELL Hash<bit<32>>(HashAlgorithm_t.IDENTITY) reset_slot;
-#define RESET_SLOT meta.slot = reset_slot.get({meta.reset_base[31:6], meta.rid[5:0]});
+#define RESET_SLOT meta.slot = reset_slot.get({meta.reset_base[31:6], meta.index[5:0]});
 
 #endif

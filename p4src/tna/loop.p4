@@ -32,21 +32,20 @@ control ToLoopLayout(inout tna_headers_t hdr) {
 
 /* At the start of a phase after 0: what the last one found. Every phase
  * starts its walk fields from the header's slot, the request's own in
- * phase 0 (a READ's record). A walk's path (and a copy's index) goes to and
- * from the header through the hash unit: the levels' cell hashes cut the path into single
+ * phase 0 (a READ's record). A walk's path goes to and from the header
+ * through the hash unit: the levels' cell hashes cut the path into single
  * bits, and a plain copy would cut the header's fields with it, which no
- * action can then write (docs/hardware.md). */
+ * action can then write (docs/hardware.md). A RESET copy's place in its
+ * round is its index, carried as copy_index (tna/arch.p4, RESET_SLOT). */
 control PhaseResume(in headers_t hdr, inout metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path1_of;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path2_of;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path3_of;
-    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) rid_of;
 
     /* One hash result per action: a table passes 32 bits from the hash unit. */
     action resume_path1() { meta.path1 = path1_of.get({hdr.replay.slot}); }
     action resume_path2() { meta.path2 = path2_of.get({hdr.replay.slot}); }
     action resume_path3() { meta.path3 = path3_of.get({hdr.replay.slot}); }
-    action resume_rid() { meta.rid = rid_of.get({meta.copy_index}); }
 
     apply {
         resume_path1();
@@ -54,7 +53,6 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
         resume_path3();
         if (meta.phase != 0) {
             meta.found = 1;                       /* phase 0 drew inside its range */
-            resume_rid();                         /* RESET: which slot of the round */
             meta.size = hdr.replay.size;
             meta.total = hdr.replay.total[31:0];
             meta.carried_delta = hdr.replay.total[31:0];
@@ -72,17 +70,26 @@ control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) stamp_of_r;
 
     apply {
-        if (meta.phase == 0) {
+        /* Each header field written once per branch, and the branches side
+         * by side (no nested if), so that the carry takes one stage. */
+        if (meta.phase == 0 && meta.tree_op == TREE_ADD) {
+            hdr.replay.slot = meta.slot;
+            hdr.replay.priority = meta.priority;
+            hdr.replay.size = meta.size;
+            hdr.replay.stamp = meta.stamp;
+            hdr.replay.total = (bit<64>)meta.delta;
+        } else if (meta.phase == 0 && meta.tree_op == TREE_WALK) {
+            hdr.replay.slot = meta.slot;
+            hdr.replay.priority = meta.priority;
+            hdr.replay.size = meta.size;
+            hdr.replay.stamp = stamp_of_r.get({meta.r});
+            hdr.replay.total = (bit<64>)meta.total;
+        } else if (meta.phase == 0) {
             hdr.replay.slot = meta.slot;
             hdr.replay.priority = meta.priority;
             hdr.replay.size = meta.size;
             hdr.replay.stamp = meta.stamp;
             hdr.replay.total = (bit<64>)meta.total;
-            if (meta.tree_op == TREE_ADD) {
-                hdr.replay.total = (bit<64>)meta.delta;
-            } else if (meta.tree_op == TREE_WALK) {
-                hdr.replay.stamp = stamp_of_r.get({meta.r});
-            }
         } else if (meta.phase == 1) {
             hdr.replay.slot = slot_of_path1.get({meta.path1});
             hdr.replay.stamp = meta.r1;

@@ -33,6 +33,7 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define FIRST_PHASE true
 #define STORE_PHASE true
 #define MORE_PHASES false
+#define CARRY_TO_NEXT_PHASE
 /* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the
  * guard and the max (the service's TREE_* hooks; tna/arch.p4 splits it). */
 #define SUM_TREE_PHASE_PARTS
