@@ -178,6 +178,12 @@ control ReplayEgress(inout tna_headers_t hdr,
         if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
         } else if (meta.is_request == 1) {
+            /* loop_h, and what it carries unchanged, while the pass starts (a
+             * dropped packet takes it nowhere). */
+            hdr.loop.setValid();
+            hdr.loop.mode = meta.mode;
+            hdr.loop.from_cpu = (bit<8>)meta.from_cpu;
+            hdr.loop.orig_port = (bit<16>)meta.orig_port;
             resume.apply(hdr.replay, meta);
             replay.apply(hdr.replay, meta);
             if (meta.verdict == EGRESS_DROP) {
@@ -185,13 +191,11 @@ control ReplayEgress(inout tna_headers_t hdr,
             } else {
                 /* Each loop_h field written once (if / else, not a default
                  * overwritten later). */
-                hdr.loop.setValid();
                 if (meta.verdict == EGRESS_AGAIN && MORE_PHASES) {
                     hdr.loop.phase = meta.phase + 1;   /* the service carried its findings */
                 } else {
                     hdr.loop.phase = 0;
                 }
-                hdr.loop.mode = meta.mode;
                 if (hdr.replay.payload.isValid()) {
                     hdr.loop.has_payload = 1;
                 } else {
@@ -203,8 +207,6 @@ control ReplayEgress(inout tna_headers_t hdr,
                 } else {
                     hdr.loop.deliver = 0;
                 }
-                hdr.loop.from_cpu = (bit<8>)meta.from_cpu;
-                hdr.loop.orig_port = (bit<16>)meta.orig_port;
                 hdr.loop.copy_index = meta.copy_index;
                 hdr.loop.redraws = meta.redraws;
                 hdr.loop.reset_base = meta.reset_base;

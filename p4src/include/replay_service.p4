@@ -13,7 +13,8 @@
  *              next round, and the last copy of the last round answers.
  *
  * The stages, in pass order (each register array touched at most once):
- *   ReplayPlan    op -> what each stage does (replay_plan, const entries)
+ *   ReplayPlan    op (and mode, a RESET copy's round) -> what each stage does
+ *                 (replay_plan, const entries)
  *   RingState     ring_ptr, ring_count, insert_seq
  *   UniformDraw   (uniform SAMPLE) slot in [0, size)
  *   SlotGuard     slot_stamp (UPDATE: still the same experience?)
@@ -51,14 +52,22 @@
 #ifndef REPLAY_SERVICE_P4
 #define REPLAY_SERVICE_P4
 
-/* What each state stage does for this request: the op's row of replay_plan
- * (const entries), then what the table cannot key on (a prioritized SAMPLE
- * walks the tree, SET_STATE's size, a RESET copy's slot and round). */
+/* What each state stage does for this request: its row of replay_plan (const
+ * entries), which also gives a RESET copy its slot, and then whether a RESET
+ * copy ends its round or the whole RESET (for the verdict only). */
 control ReplayPlan(in headers_t hdr, inout metadata_t meta,
                    out bool round_done, out bool reset_done) {
     RESET_SLOT_CELL
+    /* The slot, stamp and priority the request names (a refusal's too). */
+    action keep() {
+        meta.slot = hdr.replay.slot;
+        meta.stamp = hdr.replay.stamp;
+        meta.priority = hdr.replay.priority;
+    }
+
     action plan(bit<8> ring_op, bit<8> guard_op, bit<8> max_op, bit<8> tree_op,
                 bit<8> store_op) {
+        keep();
         meta.ring_op = ring_op;
         meta.guard_op = guard_op;
         meta.max_op = max_op;
@@ -66,56 +75,70 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
         meta.store_op = store_op;
     }
 
-    /* What an admitted request does in each stage. SAMPLE's tree op is
-     * TREE_WALK in prioritized mode (TREE_TOTAL: uniform); RESET touches the
-     * ring and the max only in its last copy. A reply's priority is always
-     * the slot record's (STORE_READ), read with its stamp and payload. */
+    action set_state() {
+        keep();
+        meta.ring_op = RING_WRITE_ALL;
+        meta.guard_op = 0;
+        meta.max_op = MAX_WRITE;
+        meta.tree_op = 0;
+        meta.store_op = 0;
+        meta.size = hdr.replay.size;
+    }
+
+    /* A RESET copy clears its slot (the round's first plus its index); the
+     * ring and the max only in the last copy of the last round. */
+    action reset_copy(bit<8> ring_op, bit<8> max_op) {
+        meta.ring_op = ring_op;
+        meta.guard_op = GUARD_WRITE;
+        meta.max_op = max_op;
+        meta.tree_op = TREE_ADD;
+        meta.store_op = STORE_CLEAR;
+        RESET_SLOT
+        meta.stamp = 0;
+        meta.priority = 0;
+    }
+
+    /* What an admitted request does in each stage, first matching row first;
+     * a refused one misses and does nothing (keep()). SAMPLE's tree op is TREE_WALK in prioritized mode (TREE_TOTAL:
+     * uniform). A reply's priority is always the slot record's (STORE_READ),
+     * read with its stamp and payload. The last copy of a RESET's last round
+     * is told from the round's first slot and the copy's index (its rid,
+     * below RESET_FANOUT), not from its own slot, which is a step later. */
     table replay_plan {
-        key = { hdr.replay.op : exact; }
-        actions = { plan; NoAction; }
-        const entries = {
-            OP_INSERT    : plan(RING_ALLOCATE,  GUARD_WRITE, MAX_RESOLVE, TREE_ADD,   STORE_WRITE);
-            OP_SAMPLE    : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
-            OP_UPDATE    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
-            OP_READ      : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
-            OP_WRITE     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
-            OP_RESET     : plan(RING_CLEAR,     GUARD_WRITE, MAX_CLEAR,   TREE_ADD,   STORE_CLEAR);
-            OP_GET_STATE : plan(RING_READ_ALL,  0,           MAX_READ,    TREE_TOTAL, 0);
-            OP_SET_STATE : plan(RING_WRITE_ALL, 0,           MAX_WRITE,   0,          0);
+        key = {
+            meta.status     : exact;
+            hdr.replay.op   : exact;
+            meta.mode       : ternary;
+            meta.index      : ternary;
+            meta.reset_base : ternary;
         }
-        default_action = NoAction();
+        actions = { plan; set_state; reset_copy; keep; }
+        const entries = {
+            (STATUS_OK, OP_INSERT, _, _, _)    : plan(RING_ALLOCATE,  GUARD_WRITE, MAX_RESOLVE, TREE_ADD,   STORE_WRITE);
+            (STATUS_OK, OP_SAMPLE, MODE_PRIORITIZED, _, _)
+                                               : plan(RING_READ_SIZE, 0,           0,           TREE_WALK,  STORE_READ);
+            (STATUS_OK, OP_SAMPLE, _, _, _)    : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
+            (STATUS_OK, OP_UPDATE, _, _, _)    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
+            (STATUS_OK, OP_READ, _, _, _)      : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
+            (STATUS_OK, OP_WRITE, _, _, _)     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
+            (STATUS_OK, OP_RESET, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT)
+                                               : reset_copy(RING_CLEAR, MAX_CLEAR);
+            (STATUS_OK, OP_RESET, _, _, _)     : reset_copy(0, 0);
+            (STATUS_OK, OP_GET_STATE, _, _, _) : plan(RING_READ_ALL,  0,           MAX_READ,    TREE_TOTAL, 0);
+            (STATUS_OK, OP_SET_STATE, _, _, _) : set_state();
+        }
+        default_action = keep();
     }
 
     apply {
-        bit<8> op = hdr.replay.op;
         round_done = false;
         reset_done = false;
-        if (meta.status == STATUS_OK) {
-            replay_plan.apply();
-            if (op == OP_SAMPLE && meta.mode == MODE_PRIORITIZED) {
-                meta.tree_op = TREE_WALK;
-            } else if (op == OP_SET_STATE) {
-                meta.size = hdr.replay.size;
-            } else if (op == OP_RESET) {
-                RESET_SLOT
-                meta.stamp = 0;
-                meta.priority = 0;
-                /* Only the last copy of the last round clears the ring and the
-                 * max; it is told from the round's first slot and its index
-                 * (its rid, below RESET_FANOUT), not from its own slot, which
-                 * is a step later. */
-                if ((bit<32>)meta.index == RESET_FANOUT - 1) {
-                    round_done = true;
-                    if (meta.reset_base == NUM_SLOTS - RESET_FANOUT) {
-                        reset_done = true;
-                    } else {
-                        meta.ring_op = 0;
-                        meta.max_op = 0;
-                    }
-                } else {
-                    meta.ring_op = 0;
-                    meta.max_op = 0;
-                }
+        replay_plan.apply();
+        if (meta.status == STATUS_OK && hdr.replay.op == OP_RESET
+            && (bit<32>)meta.index == RESET_FANOUT - 1) {
+            round_done = true;
+            if (meta.reset_base == NUM_SLOTS - RESET_FANOUT) {
+                reset_done = true;
             }
         }
     }
@@ -269,9 +292,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
             meta.table_index = (bit<32>)hdr.replay.table_id;
-            meta.slot = hdr.replay.slot;
-            meta.stamp = hdr.replay.stamp;
-            meta.priority = hdr.replay.priority;
             bool round_done;              /* RESET: last copy of its round */
             bool reset_done;              /* RESET: ... of the last round */
             plan.apply(hdr, meta, round_done, reset_done);
