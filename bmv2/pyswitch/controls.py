@@ -22,7 +22,7 @@ from .errors import ProgramError, UnsupportedConstruct
 from .expressions import Ctx, ExprCompiler, hexint
 from .primitives import PrimitiveCompiler
 from .program import Program
-from .tablebuild import const_exact_entries
+from .tablebuild import const_entries
 from .tables import KeyField, Table
 
 MAX_NESTING = 24  # conditionals nested in one function; deeper ones continue in another
@@ -263,7 +263,7 @@ class ControlGen:
         shape = Table(t["name"], t.get("match_type", "exact"), fields, masks, {}, 1, False,
                       None)
         if codes and not t.get("with_counters"):
-            entries = const_exact_entries(self.prog, t, fields, masks)
+            entries = const_entries(self.prog, t, fields, masks)
             if entries is not None and len(entries) <= CONST_INLINE_MAX:
                 return self._const_table(pname, t, shape.key_code(codes), entries)
         self.called_actions.update(self.action_ids(t))
@@ -303,18 +303,20 @@ class ControlGen:
         return [f"P = ({consts})", *self.prims.body(a.primitives, ctx)]
 
     def _const_table(self, pname: str, t: dict[str, Any], key: str,
-                     entries: list[tuple[Any, int, tuple[int, ...]]]
+                     entries: list[tuple[int | None, Any, int, tuple[int, ...]]]
                      ) -> tuple[list[str], str | None, bool]:
-        """A table whose entries are const: the lookup is an if/elif chain on the key,
-        each hit runs its action inline; a miss runs the (changeable) default entry."""
+        """A table whose entries are const: the lookup is an if/elif chain on the key
+        (a ternary entry's test masks it), in lookup order, each hit runs its action
+        inline; a miss runs the (changeable) default entry."""
         tid = self.table_ids[t["name"]]
         where = f"table '{t['name']}'"
         nexts = t.get("next_tables", {})
         static, nxt = self._static_next(t)
         lines = [f"_key = {key}"]
-        for i, (value, aid, params) in enumerate(entries):
+        for i, (mask, value, aid, params) in enumerate(entries):
             a = self.prog.actions[aid]
-            lines.append(f"{'if' if i == 0 else 'elif'} _key == {value!r}:")
+            test = f"_key == {value!r}" if mask is None else f"_key & {mask} == {value}"
+            lines.append(f"{'if' if i == 0 else 'elif'} {test}:")
             body = self._action_body(a, params)
             if not static:
                 hit = nexts["__HIT__"] if "__HIT__" in nexts else nexts.get(a.name)

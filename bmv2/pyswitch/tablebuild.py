@@ -150,12 +150,15 @@ def _const_entry(table: Table, by_id: dict[int, str], entry: dict[str, Any], whe
 
 
 
-def const_exact_entries(prog: Program, t: dict[str, Any], fields: list[KeyField],
-                        masks: list[int | None]) -> list[tuple[Any, int, tuple[int, ...]]] | None:
-    """(lookup key, action id, action data) of each const entry of exact table ``t``, in
-    handle order; None when the table has none (or they are malformed: the table's own
-    build reports that)."""
-    if t.get("match_type", "exact") != "exact" or not t.get("entries"):
+def const_entries(prog: Program, t: dict[str, Any], fields: list[KeyField],
+                  masks: list[int | None]
+                  ) -> list[tuple[int | None, Any, int, tuple[int, ...]]] | None:
+    """(mask, lookup key, action id, action data) of each const entry of exact or
+    ternary table ``t``, in the order a lookup tries them (mask None: the key must
+    equal it; else ``key & mask`` must); None when the table has none (or they are
+    malformed: the table's own build reports that)."""
+    match_type = t.get("match_type", "exact")
+    if match_type not in ("exact", "ternary") or not t.get("entries"):
         return None
     ids = t.get("action_ids")
     if ids is None:
@@ -168,14 +171,18 @@ def const_exact_entries(prog: Program, t: dict[str, Any], fields: list[KeyField]
     actions = {a.name: TableAction(ActionInfo(a.name, a.id, tuple(ActionParam(n, w)
                                                                 for n, w in a.params)),
                                    _no_fn, None, None) for a in defs if a is not None}
-    table = Table(t["name"], "exact", fields, masks, actions, len(t["entries"]), False, None)
+    table = Table(t["name"], match_type, fields, masks, actions, len(t["entries"]), False,
+                  None)
     by_id = {a.id: a.name for a in defs if a is not None}
     try:
         for entry in t["entries"]:
             _const_entry(table, by_id, entry, f"table '{t['name']}'")
     except (SwitchKeyError, ProgramError, KeyError, TypeError, ValueError):
         return None
-    return [(key, e.action.info.id, e.params) for key, e in table.exact_dict.items()]
+    if match_type == "exact":
+        return [(None, key, e.action.info.id, e.params) for key, e in table.exact_dict.items()]
+    return [(mask, value, e.action.info.id, e.params)
+            for _order, e, mask, value, _ranges in table.ternary_entries()]
 
 
 def _no_fn(pk: Any, F: list[int], P: tuple[int, ...]) -> None:

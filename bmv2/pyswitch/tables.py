@@ -239,6 +239,11 @@ class Table:
                     return e
         return None
 
+    def ternary_entries(self) -> list[tuple[tuple[int, int], Entry, int, int, tuple]]:
+        """A ternary or range table's entries in lookup order: (order, entry, mask,
+        value, ranges)."""
+        return list(self._sorted)
+
     # ---- control plane ----------------------------------------------------
 
     def _action(self, name: str) -> TableAction:

@@ -140,6 +140,10 @@ def test_optional_match(sw: Switch) -> None:
 def test_const_entries_in_order_and_immutable(sw: Switch) -> None:
     assert results(sw, b=0x1234)["cst"] == 1
     assert results(sw, b=0x00FF)["cst"] == 3
+    assert results(sw, b=0x0100)["cst"] == 0xEE      # a miss: the default entry
+    sw.table_set_default("I.t_cst", "I.set_cst", [5])  # the default stays changeable
+    assert results(sw, b=0x0100)["cst"] == 5
+    assert results(sw, b=0x12FF)["cst"] == 1
     assert results(sw, d=7)["crange"] == 1
     assert results(sw, d=10)["crange"] == 2
     assert results(sw, d=15)["crange"] == 3
