@@ -201,7 +201,11 @@ control ReplayEgress(inout tna_headers_t hdr,
                 } else {
                     hdr.loop.has_payload = 0;
                 }
-                hdr.loop.redraw = (bit<8>)meta.redraw;
+                if (meta.redraw == 1) {
+                    hdr.loop.redraw = 1;
+                } else {
+                    hdr.loop.redraw = 0;
+                }
                 if (meta.verdict == EGRESS_REPLY) {
                     hdr.loop.deliver = 1;
                 } else {
