@@ -99,8 +99,8 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
     }
 
     /* What an admitted request does in each stage, first matching row first;
-     * a refused one misses and does nothing (keep()). SAMPLE's tree op is TREE_WALK in prioritized mode (TREE_TOTAL:
-     * uniform). A reply's priority is always the slot record's (STORE_READ),
+     * a refused one misses and does nothing (keep()). SAMPLE's tree op is
+     * TREE_WALK in prioritized mode (TREE_TOTAL: uniform). A reply's priority is always the slot record's (STORE_READ),
      * read with its stamp and payload. The last copy of a RESET's last round
      * is told from the round's first slot and the copy's index (its rid,
      * below RESET_FANOUT), not from its own slot, which is a step later. */
@@ -230,18 +230,21 @@ control ReplayStats(in headers_t hdr, in metadata_t meta, in bit<32> bucket,
 
 /* The request counter's table and op buckets (out of range: NUM_TABLES, 0),
  * taken before the state stages: they change the status, but never to or from
- * UNKNOWN_TABLE, so the buckets do not wait for them. */
+ * UNKNOWN_TABLE, so the buckets do not wait for them. Only a pass that may be
+ * counted takes them (a SAMPLE is counted by its reply 0 alone). */
 control ReplayStatsBuckets(in headers_t hdr, in metadata_t meta,
                            out bit<32> bucket, out bit<32> op_bucket) {
     apply {
         bucket = NUM_TABLES;
-        if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
-            && meta.status != STATUS_UNKNOWN_TABLE) {
-            bucket = (bit<32>)hdr.replay.table_id;
-        }
         op_bucket = 0;
-        if (hdr.replay.op <= OP_LAST) {
-            op_bucket = (bit<32>)hdr.replay.op;
+        if (hdr.replay.op != OP_SAMPLE || meta.index == 0) {
+            if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
+                && meta.status != STATUS_UNKNOWN_TABLE) {
+                bucket = (bit<32>)hdr.replay.table_id;
+            }
+            if (hdr.replay.op <= OP_LAST) {
+                op_bucket = (bit<32>)hdr.replay.op;
+            }
         }
     }
 }
@@ -298,7 +301,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             bit<32> bucket;
             bit<32> op_bucket;
             stats_buckets.apply(hdr, meta, bucket, op_bucket);
-
 
             /* ---- state ----------------------------------------------------------- */
             TREE_BEFORE_PHASES
