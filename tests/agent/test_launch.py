@@ -342,11 +342,13 @@ def _assert_switch_recovered(proc: subprocess.CompletedProcess, run_dir: Path) -
 
 
 def _switch_crash(kind: str) -> list[str]:
-    # 15 s in, the Learner is stepping and its evaluations are still short (they give
-    # up early), so the outage shows up as a stall; later, an evaluation of a nearly
-    # solved policy can last as long as the outage and hide it (CI, stop 22).
+    # 15 s in, the Learner is stepping. It evaluates (and so can stop, solved) only
+    # every 5,000 steps, at least 20 s in on either switch: the crash always comes
+    # mid-training, and no evaluation (which is not a stall) can hide the outage.
+    # (At 30 s a long evaluation hid it, CI stop 22; with the default 500 steps a
+    # run once solved at 6 s, before a crash at 15 s.)
     return ["--switch", kind, "--actors", "2", "--restart-switch-at", "15",
-            "--snapshot-every", "5", *SOLVE]
+            "--snapshot-every", "5", "--set", "eval_every=5000", *SOLVE]
 
 
 @pytest.mark.netns
