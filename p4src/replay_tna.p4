@@ -40,10 +40,10 @@
 #include "tna/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "tna/table_state.p4"
-#include "tna/draw.p4"
 #include "tna/sum_tree.p4"
-#include "tna/slot_store.p4"
 #include "tna/phases.p4"
+#include "tna/draw.p4"
+#include "tna/slot_store.p4"
 #include "include/replay_reply.p4"
 #include "tna/loop.p4"
 #include "include/replay_service.p4"
@@ -161,6 +161,9 @@ control ReplayIngress(inout tna_headers_t hdr,
 }
 
 @pa_auto_init_metadata
+@pa_alias("egress", "hdr.loop.copy_index", "meta.copy_index")
+@pa_alias("egress", "hdr.loop.redraws", "meta.redraws")
+@pa_alias("egress", "hdr.loop.reset_base", "meta.reset_base")
 control ReplayEgress(inout tna_headers_t hdr,
                      inout metadata_t meta,
                      in egress_intrinsic_metadata_t eg_intr_md,
@@ -178,12 +181,14 @@ control ReplayEgress(inout tna_headers_t hdr,
         if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
         } else if (meta.is_request == 1) {
-            /* loop_h, and what it carries unchanged, while the pass starts (a
-             * dropped packet takes it nowhere). */
-            hdr.loop.setValid();
-            hdr.loop.mode = meta.mode;
-            hdr.loop.from_cpu = (bit<8>)meta.from_cpu;
-            hdr.loop.orig_port = (bit<16>)meta.orig_port;
+            /* loop_h: the egress parser made it valid and filled in the
+             * fields it carries unchanged but one, which a parser cannot
+             * widen (a dropped packet takes it nowhere). */
+            if (meta.from_cpu == 1) {
+                hdr.loop.from_cpu = 1;
+            } else {
+                hdr.loop.from_cpu = 0;
+            }
             resume.apply(hdr.replay, meta);
             replay.apply(hdr.replay, meta);
             if (meta.verdict == EGRESS_DROP) {
@@ -192,7 +197,7 @@ control ReplayEgress(inout tna_headers_t hdr,
                 /* Each loop_h field written once (if / else, not a default
                  * overwritten later). */
                 if (meta.verdict == EGRESS_AGAIN && MORE_PHASES) {
-                    hdr.loop.phase = meta.phase + 1;   /* the service carried its findings */
+                    hdr.loop.phase = meta.next_phase;   /* the service carried its findings */
                 } else {
                     hdr.loop.phase = 0;
                 }
@@ -211,9 +216,6 @@ control ReplayEgress(inout tna_headers_t hdr,
                 } else {
                     hdr.loop.deliver = 0;
                 }
-                hdr.loop.copy_index = meta.copy_index;
-                hdr.loop.redraws = meta.redraws;
-                hdr.loop.reset_base = meta.reset_base;
             }
         } else if (meta.is_replica == 1) {
             broadcast.apply(hdr.replay, meta);

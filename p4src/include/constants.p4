@@ -6,7 +6,7 @@
  * SLOT_BITS and the level lists before including the program, as a build for
  * a smaller target would); when SLOT_BITS changes, also change the lists of
  * inner tree levels 1..L-1: FOR_EACH_INNER_LEVEL in v1model/sum_tree.p4,
- * WALK_LEVELS_1 .. 3 (the levels by walk phase) in tna/sum_tree.p4; and when
+ * WALK_LEVELS_1 .. 4 (the levels by walk phase) in tna/sum_tree.p4; and when
  * PAYLOAD_WORDS changes, FOR_EACH_WORD in headers.p4.
  * Register cells are 32 bits; sums that need more are pairs (hi, lo).
  * docs/protocol.md lists every place a limit lives.

@@ -16,7 +16,8 @@
  *   ReplayPlan    op (and mode, a RESET copy's round) -> what each stage does
  *                 (replay_plan, const entries)
  *   RingState     ring_ptr, ring_count, insert_seq
- *   UniformDraw   (uniform SAMPLE) slot in [0, size)
+ *   UniformDraw   (uniform SAMPLE) slot in [0, size) (DRAWS_IN_FIRST_PHASE;
+ *                 else in a later phase, the TREE_* hooks)
  *   SlotGuard     slot_stamp (UPDATE: still the same experience?)
  *   MaxPriority   max_priority
  *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
@@ -35,13 +36,14 @@
  *                 (names pinned to ReplayEgress.replay.<name>)
  *
  * Phases: v1model runs all of this in one egress pass. TNA runs a request's
- * stages in up to four passes through LOOP_PORT, its phases (tna/phases.p4):
- * FIRST_PHASE picks the branch of the stages up to the tree's change or draw,
- * the other branch holds the tree's levels (the TREE_* hooks say which part of
- * the tree goes where: on v1model all of it in the first phase, after the
- * guard and the max), STORE_PHASE gates the slot record, MORE_PHASES sends
- * the request round again and CARRY_TO_NEXT_PHASE writes what this phase
- * found into it (<arch>/arch.p4 defines them). Branches that
+ * stages in several passes through LOOP_PORT, its phases (tna/phases.p4):
+ * PLAN_PHASES says which, FIRST_PHASE picks the branch of the stages up to
+ * the tree's change or draw, the other branches hold the slot record
+ * (RECORD_IN_OWN_PHASE: else after the state, gated by STORE_PHASE) and the
+ * tree's levels (the TREE_* hooks say which part of the tree goes where: on
+ * v1model all of it in the first phase, after the guard and the max),
+ * MORE_PHASES sends the request round again and CARRY_TO_NEXT_PHASE writes
+ * what this phase found into it (<arch>/arch.p4 defines them). Branches that
  * exclude each other (the phases; SAMPLE and the other ops) let a compiler
  * lay their tables over the same stages.
  *
@@ -144,59 +146,51 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
     }
 }
 
-/* After the state stages: whether this pass answers (a refused SAMPLE once,
- * an INSERT or UPDATE only when it asked for an ACK, a RESET only at its
- * end), goes round again (a SAMPLE reply drawn again, the next RESET round),
- * and whether the request is counted now (once per request). */
+/* After the state stages: whether this pass answers (meta.verdict: a refused
+ * SAMPLE once, an INSERT or UPDATE only when it asked for an ACK, a RESET
+ * only at its end), goes round again (a SAMPLE reply drawn again: every draw
+ * overshot, or the slot drawn holds no experience yet; the next RESET round;
+ * the request's next phase) or is dropped, and whether the request is counted
+ * now (once per request). */
 control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
-                      in bool round_done, in bool reset_done,
-                      out bool answer, out bool again, out bool counted) {
-    /* Every branch sets all three outcomes once: no later step overrides an
+                      in bool round_done, in bool reset_done, out bool counted) {
+    /* Every branch sets both outcomes once: no later step overrides an
      * earlier one, so the decision is as short as its conditions. */
     apply {
         bit<8> op = hdr.replay.op;
         if (MORE_PHASES) {
-            answer = false;               /* the request's next phase (<arch>/arch.p4) */
-            again = true;
+            meta.verdict = EGRESS_AGAIN;  /* the request's next phase (<arch>/arch.p4) */
             counted = false;
             meta.copy_index = meta.index;
         } else if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 0) {
-            answer = false;               /* every draw overshot, or an unwritten slot */
-            again = true;
+            meta.verdict = EGRESS_AGAIN;  /* every draw overshot, or an unwritten slot */
             counted = false;
             meta.redraw = 1;
             meta.redraws = meta.redraws + 1;
             meta.copy_index = meta.index;
         } else if (op == OP_SAMPLE && meta.index == 0) {
-            answer = true;
-            again = false;
+            meta.verdict = EGRESS_REPLY;
             counted = true;               /* replay_requests: once per request */
         } else if (op == OP_SAMPLE && meta.status == STATUS_OK) {
-            answer = true;
-            again = false;
+            meta.verdict = EGRESS_REPLY;
             counted = false;
         } else if (op == OP_SAMPLE) {
-            answer = false;               /* a refusal answers once */
-            again = false;
+            meta.verdict = EGRESS_DROP;   /* a refusal answers once */
             counted = false;
         } else if (op == OP_RESET && meta.status == STATUS_OK && !round_done) {
-            answer = false;
-            again = false;
+            meta.verdict = EGRESS_DROP;
             counted = false;
         } else if (op == OP_RESET && meta.status == STATUS_OK && !reset_done) {
-            answer = false;               /* the next round */
-            again = true;
+            meta.verdict = EGRESS_AGAIN;  /* the next round */
             counted = false;
             meta.reset_base = meta.reset_base + RESET_FANOUT;
         } else if ((op == OP_INSERT || op == OP_UPDATE)
                    && (meta.status == STATUS_OK || meta.status == STATUS_STALE)
                    && (hdr.replay.flags & FLAG_ACK) == 0) {
-            answer = false;               /* no ACK asked */
-            again = false;
+            meta.verdict = EGRESS_DROP;   /* no ACK asked */
             counted = true;
         } else {
-            answer = true;
-            again = false;
+            meta.verdict = EGRESS_REPLY;
             counted = true;
         }
     }
@@ -207,8 +201,7 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
  * replay_not_ready per SAMPLE reply still on an unwritten slot. Their names
  * are pinned (@name) to where the controller has always found them. */
 control ReplayStats(in headers_t hdr, in metadata_t meta, in bit<32> bucket,
-                    in bit<32> op_bucket, in bool counted, in bool answer,
-                    in bool unwritten) {
+                    in bit<32> op_bucket, in bool counted, in bool unwritten) {
     @name(".ReplayEgress.replay.replay_requests") REQUEST_COUNTER(replay_requests, STATS_SIZE);
     @name(".ReplayEgress.replay.replay_sampled") STATS_COUNTER(replay_sampled, NUM_TABLES);
     @name(".ReplayEgress.replay.replay_not_ready") STATS_COUNTER(replay_not_ready, NUM_TABLES);
@@ -218,7 +211,7 @@ control ReplayStats(in headers_t hdr, in metadata_t meta, in bit<32> bucket,
         if (counted) {
             COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
         }
-        if (op == OP_SAMPLE && meta.status == STATUS_OK && answer) {
+        if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.verdict == EGRESS_REPLY) {
             if (unwritten) {
                 replay_not_ready.count(meta.table_index);
             } else {
@@ -251,7 +244,9 @@ control ReplayStatsBuckets(in headers_t hdr, in metadata_t meta,
 
 control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     RingState() ring;
+#if DRAWS_IN_FIRST_PHASE
     UniformDraw() uniform;
+#endif
     SlotGuard() guard;
     MaxPriority() max_priority;
     SumTree() tree;
@@ -303,6 +298,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             stats_buckets.apply(hdr, meta, bucket, op_bucket);
 
             /* ---- state ----------------------------------------------------------- */
+            PLAN_PHASES
             TREE_BEFORE_PHASES
             if (FIRST_PHASE) {
                 ring.apply(meta);
@@ -318,10 +314,12 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                             meta.status = STATUS_BELOW_MIN_SIZE;
                             meta.tree_op = TREE_TOTAL;
                         } else if (meta.tree_op == TREE_TOTAL) {   /* uniform */
+#if DRAWS_IN_FIRST_PHASE
                             uniform.apply(meta);
                             if (meta.found == 0) {
                                 meta.tree_op = 0;
                             }
+#endif
                         } else {                                   /* prioritized */
                             TREE_DRAW_IN_FIRST_PHASE
                         }
@@ -338,16 +336,23 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                     TREE_CHANGE_IN_FIRST_PHASE
                 }
                 TREE_IN_FIRST_PHASE
-            } else {
+            }
+#if RECORD_IN_OWN_PHASE
+            else if (STORE_PHASE) {
+                store.apply(meta, hdr.payload);   /* reached only by what phase 0 found */
+            }
+#endif
+            else {
                 TREE_IN_LATER_PHASES
             }
+#if !RECORD_IN_OWN_PHASE
             if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
                 meta.store_op = 0;
             }
-            PLAN_PHASES
             if (STORE_PHASE) {
                 store.apply(meta, hdr.payload);
             }
+#endif
             /* A drawn slot that holds no experience (stamp 0: an INSERT on another
              * thread has claimed it and not written it yet) is drawn again; after
              * EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY, without payload. */
@@ -361,22 +366,19 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                     }
                 }
             }
-
-            bool answer;
-            bool again;
             bool counted;
-            verdict.apply(hdr, meta, round_done, reset_done, answer, again, counted);
+            verdict.apply(hdr, meta, round_done, reset_done, counted);
 
             /* ---- stats ----------------------------------------------------------- */
-            stats.apply(hdr, meta, bucket, op_bucket, counted, answer, unwritten);
-            if (op == OP_SAMPLE && meta.status == STATUS_OK && answer && unwritten) {
+            stats.apply(hdr, meta, bucket, op_bucket, counted, unwritten);
+            if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.verdict == EGRESS_REPLY
+                && unwritten) {
                 meta.status = STATUS_NOT_READY;          /* after the request was counted OK */
             }
 
-            if (answer) {
+            if (meta.verdict == EGRESS_REPLY) {
                 reply.apply(hdr, meta);
-                meta.verdict = EGRESS_REPLY;
-            } else if (again) {
+            } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
                     CARRY_TO_NEXT_PHASE
                 }
@@ -385,9 +387,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                     unaddress.apply(hdr);
                 }
 #endif
-                meta.verdict = EGRESS_AGAIN;
-            } else {
-                meta.verdict = EGRESS_DROP;
             }
         }
     }

@@ -39,7 +39,7 @@ typedef bit<32> sum_t;
 #define SLOT_CELL(name) name.get({meta.slot, meta.table_index[TABLE_BITS-1:0]})
 
 /* The replay service's phases (include/replay_service.p4, tna/phases.p4): a
- * request takes its state stages in up to four egress passes through
+ * request takes its state stages in up to seven egress passes through
  * LOOP_PORT, so that no pass's chain of dependent steps is longer than the
  * 12 stages of a Tofino 1 pipe. What a phase finds travels to the next in the
  * request's own header fields (replay_tna.p4); each walk phase has its own
@@ -47,10 +47,9 @@ typedef bit<32> sum_t;
  * another's. */
 #define ARCH_METADATA \
     bit<8>  phase;         /* this pass's phase of the request, 0 first */ \
-    bit<8>  store_phase;   /* the phase that reads or writes the slot record */ \
-    bit<8>  last_phase; \
+    bit<8>  next_phase;    /* the request's phase after this pass's */ \
     bit<32> carried_delta; /* the change to a slot's priority, found in phase 0 */ \
-    bit<32> path1;         /* walk phases 1 .. 3: the path (bit L-l: went right */ \
+    bit<32> path1;         /* walk phases 1 .. 4: the path (bit L-l: went right */ \
     bit<32> r1;            /* at level l), r, and r minus the left child's sum */ \
     bit<32> over1; \
     bit<32> path2; \
@@ -58,26 +57,39 @@ typedef bit<32> sum_t;
     bit<32> over2; \
     bit<32> path3;         /* also the slot whose record the store reads or writes */ \
     bit<32> r3; \
-    bit<32> over3;
+    bit<32> over3; \
+    bit<32> path4; \
+    bit<32> r4; \
+    bit<32> over4;
 #define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
-#define STORE_PHASE (meta.phase == meta.store_phase)
-#define MORE_PHASES (meta.phase != meta.last_phase)
+#define STORE_PHASE (meta.phase == PHASE_RECORD)
+/* The slot record in a pass of its own: a branch beside phase 0's and the
+ * levels', over the same stages. */
+#define RECORD_IN_OWN_PHASE 1
+/* A SAMPLE's draw, uniform or proportional, in a pass of its own too
+ * (PHASE_DRAW, in TREE_IN_LATER_PHASES): phase 0 only checks the size. */
+#define DRAWS_IN_FIRST_PHASE 0
+/* Phase 0 may end the request (refused, stale, below the minimum size, every
+ * draw overshot: the op's tree step cleared), whatever its plan said. */
+#define MORE_PHASES (meta.next_phase != NO_NEXT_PHASE && meta.status == STATUS_OK && meta.tree_op != 0)
 /* What a phase found, into the request's header for the next (tna/loop.p4). */
 #define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
 /* The sum tree in parts (tna/sum_tree.p4), each where the service's branches
  * let it share stages: the root before the phase branches (phase 0 reads it,
- * phase 1 adds to it), the proportional draw in phase 0's SAMPLE branch, an
+ * phase 1 adds to it), the empty-tree check in phase 0's SAMPLE branch, an
  * ADD's change (the leaf swap) in phase 0's other branch, the levels in the
- * later phases' branch. */
+ * later phases' branch, beside a SAMPLE's draw (PHASE_DRAW, tna/draw.p4). */
 #define SUM_TREE_PHASE_PARTS \
-    SumTreeRoot() tree_root; SumTreeDraw() tree_draw; SumTreeChange() tree_change;
+    SumTreeRoot() tree_root; SumTreeEmpty() tree_empty; SumTreeChange() tree_change; \
+    SampleDraw() draw;
 #define TREE_BEFORE_PHASES tree_root.apply(meta);
-#define TREE_DRAW_IN_FIRST_PHASE tree_draw.apply(meta);
+#define TREE_DRAW_IN_FIRST_PHASE tree_empty.apply(meta);
 #define TREE_CHANGE_IN_FIRST_PHASE tree_change.apply(meta);
 #define TREE_IN_FIRST_PHASE
-#define TREE_IN_LATER_PHASES tree.apply(meta);
+#define TREE_IN_LATER_PHASES \
+    if (meta.phase == PHASE_DRAW) { draw.apply(meta); } else { tree.apply(meta); }
 
 /* The stateful egress pass does not parse the addressing (tna/bridge.p4):
  * every reply is addressed on the ingress pass that delivers it, and a copy

@@ -59,7 +59,7 @@ header loop_h {
     bit<16> orig_port;       /* a 9-bit port */
     bit<8>  copy_index;
     bit<8>  phase;           /* the request's next phase; 0: admitted again */
-    bit<8>  mode;            /* SAMPLE: its sampling mode, for phases 1 .. 3 */
+    bit<8>  mode;            /* SAMPLE: its sampling mode, for the later phases */
     bit<8>  redraws;
     bit<32> reset_base;
 }

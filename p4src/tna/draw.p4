@@ -7,7 +7,8 @@
  * n, one lookup where v1model smears the bit in six shift steps. Four attempts are made in one pass and the first one inside
  * the range is taken; when all four overshoot (probability < 2^-4)
  * meta.found stays 0 and the reply is drawn again in another pass through
- * LOOP_PORT, as v1model recirculates it: every draw stays exactly uniform.
+ * LOOP_PORT (PHASE_DRAW again), as v1model recirculates it: every draw
+ * stays exactly uniform.
  */
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4
@@ -145,34 +146,34 @@ control MaskedDraw(inout metadata_t meta, out bit<32> result) {
     }
 }
 
-/* The bound goes to meta.lo through the hash unit, which ties no PHV
+/* PHASE_DRAW: a SAMPLE's draw, into meta.r: uniform, a slot in [0, size);
+ * prioritized, r in [0, total), which the sum tree walks down (both carried
+ * from phase 0 in the request's header, tna/loop.p4). One draw for both
+ * modes, in a pass of its own, so that neither waits for phase 0's ring or
+ * root. When every attempt overshot, the next pass draws again
+ * (meta.next_phase), with the same bound: every draw stays exactly uniform.
+ *
+ * The bound goes to meta.lo through the hash unit, which ties no PHV
  * container of the one to the other's (the draws' arithmetic would put the
  * size, the total and everything moved to and from them in one cluster of
  * containers, too large for the compiler to place: docs/hardware.md). */
-
-/* Uniform: meta.slot in [0, meta.size). */
-control UniformDraw(inout metadata_t meta) {
+control SampleDraw(inout metadata_t meta) {
     MaskedDraw() masked;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) bound_of_size;
-
-    apply {
-        meta.lo = bound_of_size.get({meta.size});
-        bit<32> slot = 0;
-        masked.apply(meta, slot);
-        meta.slot = slot;
-    }
-}
-
-/* Proportional: meta.r in [0, meta.total), which the sum tree walks down. */
-control ProportionalDraw(inout metadata_t meta) {
-    MaskedDraw() masked;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) bound_of_total;
 
     apply {
-        meta.lo = bound_of_total.get({meta.total});
+        if (meta.tree_op == TREE_WALK) {
+            meta.lo = bound_of_total.get({meta.total});
+        } else {
+            meta.lo = bound_of_size.get({meta.size});
+        }
         bit<32> r = 0;
         masked.apply(meta, r);
         meta.r = r;
+        if (meta.found == 0) {
+            meta.next_phase = PHASE_DRAW;   /* every attempt overshot: again */
+        }
     }
 }
 

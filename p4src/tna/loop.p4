@@ -5,10 +5,15 @@
  *
  * A phase's findings travel in the request's own header fields, which the
  * reply overwrites in the last phase:
- *   after phase 0   slot, priority, size; stamp (an ADD's new or given
- *                   stamp) or r (a walk); total (the tree's) or, for an ADD,
- *                   the change to add in its low 32 bits
- *   after phase k   slot = the walk's path so far, stamp = its r
+ *   after phase 0   slot, priority, size, stamp (an ADD's new or given
+ *                   stamp); total (the tree's) or, for an ADD, the change to
+ *                   add in its low 32 bits
+ *   after PHASE_DRAW  uniform: slot = the slot drawn; prioritized: slot = 0
+ *                   (the walk's path, empty), stamp = r
+ *   after phase 1   slot = the walk's path so far, stamp = its r; an ADD's
+ *                   total: the root after the change
+ *   after phase 2, 3  slot = the walk's path so far, stamp = its r
+ *   after phase 4   slot = where the walk ended, for the record's phase
  */
 #ifndef REPLAY_TNA_LOOP_P4
 #define REPLAY_TNA_LOOP_P4
@@ -41,16 +46,19 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path1_of;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path2_of;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path3_of;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) path4_of;
 
     /* One hash result per action: a table passes 32 bits from the hash unit. */
     action resume_path1() { meta.path1 = path1_of.get({hdr.replay.slot}); }
     action resume_path2() { meta.path2 = path2_of.get({hdr.replay.slot}); }
     action resume_path3() { meta.path3 = path3_of.get({hdr.replay.slot}); }
+    action resume_path4() { meta.path4 = path4_of.get({hdr.replay.slot}); }
 
     apply {
         resume_path1();
         resume_path2();
         resume_path3();
+        resume_path4();
         if (meta.phase != 0) {
             meta.found = 1;                       /* phase 0 drew inside its range */
             meta.size = hdr.replay.size;
@@ -59,6 +67,7 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
             meta.r1 = hdr.replay.stamp;
             meta.r2 = hdr.replay.stamp;
             meta.r3 = hdr.replay.stamp;
+            meta.r4 = hdr.replay.stamp;
         }
     }
 }
@@ -67,7 +76,10 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
 control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path1;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path2;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path3;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path4;
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) stamp_of_r;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_r;
 
     apply {
         /* Each header field written once per branch, and the branches side
@@ -78,24 +90,29 @@ control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
             hdr.replay.size = meta.size;
             hdr.replay.stamp = meta.stamp;
             hdr.replay.total = (bit<64>)meta.delta;
-        } else if (meta.phase == 0 && meta.tree_op == TREE_WALK) {
-            hdr.replay.slot = meta.slot;
-            hdr.replay.priority = meta.priority;
-            hdr.replay.size = meta.size;
-            hdr.replay.stamp = stamp_of_r.get({meta.r});
-            hdr.replay.total = (bit<64>)meta.total;
         } else if (meta.phase == 0) {
             hdr.replay.slot = meta.slot;
             hdr.replay.priority = meta.priority;
             hdr.replay.size = meta.size;
             hdr.replay.stamp = meta.stamp;
             hdr.replay.total = (bit<64>)meta.total;
+        } else if (meta.phase == PHASE_DRAW && meta.tree_op == TREE_WALK) {
+            hdr.replay.slot = 0;                  /* the walk starts at the root */
+            hdr.replay.stamp = stamp_of_r.get({meta.r});
+        } else if (meta.phase == PHASE_DRAW) {
+            hdr.replay.slot = slot_of_r.get({meta.r});   /* uniform: the slot */
         } else if (meta.phase == 1) {
             hdr.replay.slot = slot_of_path1.get({meta.path1});
             hdr.replay.stamp = meta.r1;
-        } else {
+            hdr.replay.total = (bit<64>)meta.total;
+        } else if (meta.phase == 2) {
             hdr.replay.slot = slot_of_path2.get({meta.path2});
             hdr.replay.stamp = meta.r2;
+        } else if (meta.phase == 3) {
+            hdr.replay.slot = slot_of_path3.get({meta.path3});
+            hdr.replay.stamp = meta.r3;
+        } else {
+            hdr.replay.slot = slot_of_path4.get({meta.path4});
         }
     }
 }

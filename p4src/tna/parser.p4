@@ -134,10 +134,18 @@ parser ReplayEgressParser(packet_in pkt,
         meta.rid = eg_intr_md.egress_rid;
         meta.egress_port = eg_intr_md.egress_port;
         transition select(hdr.bridge.is_request, hdr.bridge.from_cpu) {
-            (1, _): parse_body;
+            (1, _): parse_request;
             (0, 1): parse_packet_out;
             default: parse_address;
         }
+    }
+
+    /* loop_h, and what it carries unchanged, where that costs no stage */
+    state parse_request {
+        hdr.loop.setValid();
+        hdr.loop.mode = hdr.bridge.mode;
+        hdr.loop.orig_port = hdr.bridge.orig_port;
+        transition parse_body;
     }
 
     state parse_body {

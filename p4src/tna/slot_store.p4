@@ -70,9 +70,9 @@ const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority o
         void apply(inout bit<32> value) { value = 0; } \
     };
 
-/* The record's cell: {table, meta.path3}, which is the slot the request
- * names or phase 0 found, or where the walk's last phase ended
- * (tna/sum_tree.p4): its one index, whichever phase the store is in. */
+/* The record's cell: {table, meta.path3}, which in the record's own phase
+ * (PHASE_RECORD) is the slot the header carries: the request's, the one
+ * drawn, or where the walk ended (tna/loop.p4). */
 #define RECORD_CELL record_cell.get({meta.table_index[TABLE_BITS-1:0], meta.path3[SLOT_BITS-1:0]})
 
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {

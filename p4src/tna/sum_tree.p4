@@ -12,9 +12,10 @@
  *     fields (docs/hardware.md).
  *   - The walk's comparison and subtraction at each level follow the
  *     level's read in the next stage (a stateful ALU outputs one value), so
- *     a level takes two stages and the walk is spread over phases 1 .. 3
- *     (tna/phases.p4): the draw in phase 0, five levels in each of phases 1
- *     and 2, the last level and the leaves in phase 3.
+ *     a level takes two stages and the walk is spread over phases 1 .. 4
+ *     (tna/phases.p4): the draw in a phase of its own (PHASE_DRAW,
+ *     tna/draw.p4), three levels in each of phases 1 .. 3, the last two
+ *     levels and the leaves in phase 4.
  *   - An ADD (INSERT, UPDATE, WRITE, RESET) swaps the slot's priority in
  *     phase 0, which gives the change, and adds it to the root and every
  *     level and writes the leaf in phase 1: the tree is a sum tree after
@@ -29,17 +30,19 @@
 #ifndef REPLAY_SUM_TREE_P4
 #define REPLAY_SUM_TREE_P4
 
-/* The inner levels 1 .. L-1, by the walk phase that reads them (phase 3 also
+/* The inner levels 1 .. L-1, by the walk phase that reads them (phase 4 also
  * reads the leaves); an ADD writes every level in phase 1. A build with
- * another SLOT_BITS defines the three lists (tna/phases.p4). */
+ * another SLOT_BITS defines the four lists (tna/phases.p4). */
 #ifndef WALK_LEVELS_1
-#define WALK_LEVELS_1(X) X(1, 1) X(2, 1) X(3, 1) X(4, 1) X(5, 1)
-#define WALK_LEVELS_2(X) X(6, 2) X(7, 2) X(8, 2) X(9, 2) X(10, 2)
-#define WALK_LEVELS_3(X) X(11, 3)
+#define WALK_LEVELS_1(X) X(1, 1) X(2, 1) X(3, 1)
+#define WALK_LEVELS_2(X) X(4, 2) X(5, 2) X(6, 2)
+#define WALK_LEVELS_3(X) X(7, 3) X(8, 3) X(9, 3)
+#define WALK_LEVELS_4(X) X(10, 4) X(11, 4)
 #endif
-#define FOR_EACH_INNER_LEVEL(X) WALK_LEVELS_1(X) WALK_LEVELS_2(X) WALK_LEVELS_3(X)
+#define FOR_EACH_INNER_LEVEL(X) \
+    WALK_LEVELS_1(X) WALK_LEVELS_2(X) WALK_LEVELS_3(X) WALK_LEVELS_4(X)
 const bit<8> ADD_PHASE = 1;
-const bit<8> WALK_LAST_PHASE = 3;
+const bit<8> WALK_LAST_PHASE = 4;
 
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
@@ -137,28 +140,18 @@ control SumTreeChange(inout metadata_t meta) {
     }
 }
 
-/* ---- phase 0, a prioritized SAMPLE: r in [0, total) ------------------------ */
-control SumTreeDraw(inout metadata_t meta) {
-    ProportionalDraw() draw;
-
+/* ---- phase 0, a prioritized SAMPLE: an empty tree has nothing to draw ---- */
+control SumTreeEmpty(inout metadata_t meta) {
     apply {
-        meta.slot = 0;
         if (meta.total == 0) {
             meta.status = STATUS_EMPTY;
             meta.tree_op = 0;
-        } else {
-            draw.apply(meta);
-            if (meta.found == 0) {
-                meta.tree_op = 0;
-            }
         }
     }
 }
 
-/* ---- phases 1 .. 3: an ADD's levels and leaf, a walk's levels -------------- */
+/* ---- phases 1 .. 4: an ADD's levels and leaf, a walk's levels -------------- */
 control SumTree(inout metadata_t meta) {
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path;   /* see tna/loop.p4 */
-
 #define DECLARE_LEVEL(l, k) \
     Register<bit<32>, bit<32>>(NUM_TABLES << l, 0) tree_l##l; \
     SUM_ADD(tree_l##l) \
@@ -200,16 +193,16 @@ control SumTree(inout metadata_t meta) {
     RegisterAction<bit<32>, bit<32>, bit<32>>(tree_leaf) leaf_write = {
         void apply(inout bit<32> value) { value = meta.priority; }
     };
-    SUM_DESCEND(tree_leaf, 3)
+    SUM_DESCEND(tree_leaf, 4)
 
     action write_leaf() {
         leaf_write.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
-                                          meta.path3[SLOT_BITS-1:0]}));
+                                          meta.path4[SLOT_BITS-1:0]}));
     }
 
     action descend_leaf() {
-        meta.over3 = tree_leaf_descend.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
-                                                      meta.path3[SLOT_BITS-1:0]}));
+        meta.over4 = tree_leaf_descend.execute(leaf_cell.get({meta.table_index[TABLE_BITS-1:0],
+                                                      meta.path4[SLOT_BITS-1:0]}));
     }
 
     table leaf {
@@ -240,11 +233,9 @@ control SumTree(inout metadata_t meta) {
             }
             FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
             leaf.apply();
-            if (meta.tree_op == TREE_WALK && meta.phase == WALK_LAST_PHASE) {
-                if (meta.over3[31:31] == 0) {
-                    meta.path3[0:0] = 1;
-                }
-                meta.slot = slot_of_path.get({meta.path3});
+            if (meta.tree_op == TREE_WALK && meta.phase == WALK_LAST_PHASE
+                && meta.over4[31:31] == 0) {
+                meta.path4[0:0] = 1;      /* the slot, carried to the record's phase */
             }
         }
     }

@@ -32,6 +32,9 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define PLAN_PHASES
 #define FIRST_PHASE true
 #define STORE_PHASE true
+/* The draws and the slot record in the same pass as the rest. */
+#define DRAWS_IN_FIRST_PHASE 1
+#define RECORD_IN_OWN_PHASE 0
 #define MORE_PHASES false
 #define CARRY_TO_NEXT_PHASE
 /* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the

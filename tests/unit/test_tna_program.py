@@ -9,7 +9,8 @@ change to the shared controls could break it unseen.
   p4c, else `p4c` on PATH and in the usual install prefixes are tried.
 - bf-p4c compiles it through every pass (PHV allocation, table placement,
   instruction selection), so that the only errors left are the assembler's
-  stage count. Needs bf-p4c ($BF_P4C); about a minute."""
+  stage count. Needs bf-p4c ($BF_P4C); 10 to 20 minutes on 2 cores (its table
+  placement tries several PHV allocations)."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_the_tna_program_passes_p4cs_front_and_mid_end_without_warnings() -> Non
 STAGE_COUNT = re.compile(r"error: tofino supports up to 12 stages, using (\d+)")
 # The stages the program needs today (docs/hardware.md, the stage map): a change
 # that needs more fails here; lower it as the program shrinks toward 12.
-STAGES_AT_MOST = 23
+STAGES_AT_MOST = 16
 
 
 @pytest.mark.tofino
@@ -71,7 +72,7 @@ def test_bf_p4c_compiles_the_tna_program_up_to_the_stage_count(tmp_path: Path) -
     compiler = needs.bf_p4c()
     proc = subprocess.run([str(compiler), "--target", "tofino", "--arch", "tna",
                            "-o", str(tmp_path / "out"), str(TNA_MAIN)],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=2400)
     log = proc.stdout + proc.stderr
     if proc.returncode == 0:
         return
