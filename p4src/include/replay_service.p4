@@ -101,11 +101,11 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
     }
 
     /* What an admitted request does in each stage, first matching row first;
-     * a refused one misses and does nothing (keep()). SAMPLE's tree op is
-     * TREE_WALK in prioritized mode (TREE_TOTAL: uniform). A reply's priority is always the slot record's (STORE_READ),
-     * read with its stamp and payload. The last copy of a RESET's last round
-     * is told from the round's first slot and the copy's index (its rid,
-     * below RESET_FANOUT), not from its own slot, which is a step later. */
+     * a refused one misses and does nothing (keep()). SAMPLE's tree op is TREE_WALK
+     * in prioritized mode (TREE_TOTAL: uniform). A reply's priority is always the
+     * slot record's (STORE_READ), read with its stamp and payload. The last copy
+     * of a RESET's last round is told from the round's first slot and the copy's
+     * index (its rid, below RESET_FANOUT), not from its own slot, a step later. */
     table replay_plan {
         key = {
             meta.status     : exact;

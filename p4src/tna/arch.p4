@@ -73,7 +73,8 @@ typedef bit<32> sum_t;
 #define DRAWS_IN_FIRST_PHASE 0
 /* Phase 0 may end the request (refused, stale, below the minimum size, every
  * draw overshot: the op's tree step cleared), whatever its plan said. */
-#define MORE_PHASES (meta.next_phase != NO_NEXT_PHASE && meta.status == STATUS_OK && meta.tree_op != 0)
+#define MORE_PHASES \
+    (meta.next_phase != NO_NEXT_PHASE && meta.status == STATUS_OK && meta.tree_op != 0)
 /* What a phase found, into the request's header for the next (tna/loop.p4). */
 #define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
 /* The sum tree in parts (tna/sum_tree.p4), each where the service's branches

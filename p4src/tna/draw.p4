@@ -4,11 +4,11 @@
  *
  * To draw from [0, n): a 32-bit Random<> value masked to the smallest power
  * of two >= n, rejected when >= n. The mask comes from a ternary table on
- * n, one lookup where v1model smears the bit in six shift steps. Four attempts are made in one pass and the first one inside
- * the range is taken; when all four overshoot (probability < 2^-4)
- * meta.found stays 0 and the reply is drawn again in another pass through
- * LOOP_PORT (PHASE_DRAW again), as v1model recirculates it: every draw
- * stays exactly uniform.
+ * n, one lookup where v1model smears the bit in six shift steps. Four
+ * attempts are made in one pass and the first one inside the range is taken;
+ * when all four overshoot (probability < 2^-4) meta.found stays 0 and the
+ * reply is drawn again in another pass through LOOP_PORT (PHASE_DRAW again),
+ * as v1model recirculates it: every draw stays exactly uniform.
  */
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4

@@ -22,7 +22,7 @@
 #ifndef REPLAY_TNA_PHASES_P4
 #define REPLAY_TNA_PHASES_P4
 
-/* The phases of the slot record and of the proportional draw: numbered apart
+/* The phases of the slot record and of a SAMPLE's draw: numbered apart
  * from the tree's, so that a pass knows which it is from the header it came
  * with (tna/arch.p4, STORE_PHASE), before any table has looked. */
 const bit<8> PHASE_RECORD = 7;
