@@ -83,9 +83,16 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
     }
 }
 
-control ReplyFields(inout headers_t hdr, inout metadata_t meta) {
+/* unwritten: a SAMPLE reply still on a slot that holds no experience after its
+ * redraws (RecordCheck), which says NOT_READY; its request was counted with
+ * meta.status, OK. */
+control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritten) {
     apply {
-        hdr.replay.status = meta.status;
+        if (unwritten) {
+            hdr.replay.status = STATUS_NOT_READY;
+        } else {
+            hdr.replay.status = meta.status;
+        }
         hdr.replay.index = meta.index;
         hdr.replay.slot = meta.slot;
         hdr.replay.stamp = meta.stamp;
@@ -116,7 +123,7 @@ control ReplyUnaddress(inout headers_t hdr) {
     }
 }
 
-control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
+control ReplyBuilder(inout headers_t hdr, inout metadata_t meta, in bool unwritten) {
 #if EGRESS_ADDRESSES_REPLIES
     ReplyAddress() address;
     ReplyLengths() lengths;
@@ -129,7 +136,7 @@ control ReplyBuilder(inout headers_t hdr, inout metadata_t meta) {
             address.apply(hdr, meta, meta.egress_port);
         }
 #endif
-        fields.apply(hdr, meta);
+        fields.apply(hdr, meta, unwritten);
 #if EGRESS_ADDRESSES_REPLIES
         lengths.apply(hdr, meta);
 #endif

@@ -196,6 +196,26 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
     }
 }
 
+/* Right after the slot record's read, in its branch (so that the verdict does
+ * not wait for it): a drawn slot that holds no experience (stamp 0: an INSERT
+ * on another thread has claimed it and not written it yet) is drawn again;
+ * after EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY (ReplyFields),
+ * without payload. */
+control RecordCheck(inout headers_t hdr, inout metadata_t meta, out bool unwritten) {
+    apply {
+        unwritten = false;
+        if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1) {
+            if (meta.stamp == 0) {      /* a condition of its own: 4 bytes */
+                unwritten = true;
+                hdr.payload.setInvalid();
+                if (meta.redraws < EMPTY_SLOT_REDRAWS) {
+                    meta.found = 0;
+                }
+            }
+        }
+    }
+}
+
 /* The request counters, read by controller/stats.py: replay_requests once
  * per request, replay_sampled per experience a SAMPLE returns,
  * replay_not_ready per SAMPLE reply still on an unwritten slot. Their names
@@ -252,6 +272,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     SumTree() tree;
     SUM_TREE_PHASE_PARTS
     SlotStore() store;
+    RecordCheck() record_check;
     ReplyBuilder() reply;
 #if EGRESS_ADDRESSES_REPLIES
     ReplyUnaddress() unaddress;
@@ -298,6 +319,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             stats_buckets.apply(hdr, meta, bucket, op_bucket);
 
             /* ---- state ----------------------------------------------------------- */
+            bool unwritten = false;       /* a SAMPLE reply's slot holds no experience */
             PLAN_PHASES
             TREE_BEFORE_PHASES
             if (FIRST_PHASE) {
@@ -340,6 +362,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 #if RECORD_IN_OWN_PHASE
             else if (STORE_PHASE) {
                 store.apply(meta, hdr.payload);   /* reached only by what phase 0 found */
+                record_check.apply(hdr, meta, unwritten);
             }
 #endif
             else {
@@ -351,33 +374,17 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             }
             if (STORE_PHASE) {
                 store.apply(meta, hdr.payload);
+                record_check.apply(hdr, meta, unwritten);
             }
 #endif
-            /* A drawn slot that holds no experience (stamp 0: an INSERT on another
-             * thread has claimed it and not written it yet) is drawn again; after
-             * EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY, without payload. */
-            bool unwritten = false;
-            if (STORE_PHASE && op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1) {
-                if (meta.stamp == 0) {      /* a condition of its own: 4 bytes */
-                    unwritten = true;
-                    hdr.payload.setInvalid();
-                    if (meta.redraws < EMPTY_SLOT_REDRAWS) {
-                        meta.found = 0;
-                    }
-                }
-            }
             bool counted;
             verdict.apply(hdr, meta, round_done, reset_done, counted);
 
             /* ---- stats ----------------------------------------------------------- */
             stats.apply(hdr, meta, bucket, op_bucket, counted, unwritten);
-            if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.verdict == EGRESS_REPLY
-                && unwritten) {
-                meta.status = STATUS_NOT_READY;          /* after the request was counted OK */
-            }
 
             if (meta.verdict == EGRESS_REPLY) {
-                reply.apply(hdr, meta);
+                reply.apply(hdr, meta, unwritten);
             } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
                     CARRY_TO_NEXT_PHASE
