@@ -116,9 +116,6 @@ control ReplayIngress(inout tna_headers_t hdr,
                 arp.apply(hdr.replay, meta);
             } else if (meta.is_request == 1) {
                 replay.apply(hdr.replay, meta);
-                if (meta.mcast_grp == 0) {
-                    meta.out_port = LOOP_PORT;   /* to the replay state */
-                }
                 to_loop.apply(hdr);
             } else if (hdr.replay.ipv4.isValid()) {
                 ipv4.apply(hdr.replay, meta);
@@ -128,22 +125,24 @@ control ReplayIngress(inout tna_headers_t hdr,
         }
         hdr.loop.setInvalid();
 
-        /* The shared controls' verdict, in TNA's terms. */
+        /* The shared controls' verdict, in TNA's terms, and whether egress
+         * sees a copy the PRE made (each branch writes it once). */
+        hdr.bridge.setValid();
         if (meta.dropped == 1) {
             ig_dprsr_md.drop_ctl = 1;
+            hdr.bridge.is_replica = 0;
         } else if (meta.mcast_grp != 0) {
             ig_tm_md.mcast_grp_a = meta.mcast_grp;
+            hdr.bridge.is_replica = 1;
+        } else if (meta.is_request == 1) {
+            ig_tm_md.ucast_egress_port = LOOP_PORT;   /* to the replay state */
+            hdr.bridge.is_replica = 0;
         } else {
             ig_tm_md.ucast_egress_port = meta.out_port;
+            hdr.bridge.is_replica = 0;
         }
 
         /* Admission's decisions, for egress. */
-        meta.is_replica = 0;
-        if (meta.mcast_grp != 0) {
-            meta.is_replica = 1;
-        }
-        hdr.bridge.setValid();
-        hdr.bridge.is_replica = meta.is_replica;
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;

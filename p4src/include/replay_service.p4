@@ -30,10 +30,10 @@
  *                 overshot or that landed on a slot another thread is still
  *                 writing, the next RESET round); a SAMPLE reply still on
  *                 such a slot after EMPTY_SLOT_REDRAWS says NOT_READY
- *   ReplayStats   replay_requests[table, op, status] once per request,
- *                 replay_sampled[table] per experience a SAMPLE returns,
- *                 replay_not_ready[table] per SAMPLE reply answered NOT_READY
- *                 (names pinned to ReplayEgress.replay.<name>)
+ *   ReplayStats   replay_requests[table, op, status] once per request;
+ *   SampleStats   with a reply: replay_sampled[table] per experience a
+ *                 SAMPLE returns, replay_not_ready[table] per SAMPLE reply
+ *                 answered NOT_READY (names pinned to ReplayEgress.replay.<name>)
  *
  * Phases: v1model runs all of this in one egress pass. TNA runs a request's
  * stages in several passes through LOOP_PORT, its phases (tna/phases.p4):
@@ -208,6 +208,7 @@ control RecordCheck(inout headers_t hdr, inout metadata_t meta, out bool unwritt
             if (meta.stamp == 0) {      /* a condition of its own: 4 bytes */
                 unwritten = true;
                 hdr.payload.setInvalid();
+                UNWRITTEN_RECORD_ENDS_READ
                 if (meta.redraws < EMPTY_SLOT_REDRAWS) {
                     meta.found = 0;
                 }
@@ -216,27 +217,32 @@ control RecordCheck(inout headers_t hdr, inout metadata_t meta, out bool unwritt
     }
 }
 
-/* The request counters, read by controller/stats.py: replay_requests once
- * per request, replay_sampled per experience a SAMPLE returns,
- * replay_not_ready per SAMPLE reply still on an unwritten slot. Their names
- * are pinned (@name) to where the controller has always found them. */
+/* The request counter, read by controller/stats.py: replay_requests once per
+ * request. Its name is pinned (@name) to where the controller has always
+ * found it, as are SampleStats'. */
 control ReplayStats(in headers_t hdr, in metadata_t meta, in bit<32> bucket,
-                    in bit<32> op_bucket, in bool counted, in bool unwritten) {
+                    in bit<32> op_bucket, in bool counted) {
     @name(".ReplayEgress.replay.replay_requests") REQUEST_COUNTER(replay_requests, STATS_SIZE);
+
+    apply {
+        if (counted) {
+            COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
+        }
+    }
+}
+
+/* A reply's counters, beside its fields: replay_sampled per experience a SAMPLE
+ * returns, replay_not_ready per SAMPLE reply still on an unwritten slot. */
+control SampleStats(in headers_t hdr, in metadata_t meta, in bool unwritten) {
     @name(".ReplayEgress.replay.replay_sampled") STATS_COUNTER(replay_sampled, NUM_TABLES);
     @name(".ReplayEgress.replay.replay_not_ready") STATS_COUNTER(replay_not_ready, NUM_TABLES);
 
     apply {
-        bit<8> op = hdr.replay.op;
-        if (counted) {
-            COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
-        }
-        if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.verdict == EGRESS_REPLY) {
-            if (unwritten) {
-                replay_not_ready.count(meta.table_index);
-            } else {
-                replay_sampled.count(meta.table_index);
-            }
+        /* Side by side, not nested: one gateway. */
+        if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && unwritten) {
+            replay_not_ready.count((bit<32>)hdr.replay.table_id);
+        } else if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK) {
+            replay_sampled.count((bit<32>)hdr.replay.table_id);
         }
     }
 }
@@ -281,6 +287,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     ReplayVerdict() verdict;
 
     ReplayStats() stats;
+    SampleStats() sample_stats;
     ReplayStatsBuckets() stats_buckets;
     PHASE_PLANNER
     REPLY_INDEX_CELL
@@ -381,10 +388,11 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             verdict.apply(hdr, meta, round_done, reset_done, counted);
 
             /* ---- stats ----------------------------------------------------------- */
-            stats.apply(hdr, meta, bucket, op_bucket, counted, unwritten);
+            stats.apply(hdr, meta, bucket, op_bucket, counted);
 
             if (meta.verdict == EGRESS_REPLY) {
                 reply.apply(hdr, meta, unwritten);
+                sample_stats.apply(hdr, meta, unwritten);
             } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
                     CARRY_TO_NEXT_PHASE

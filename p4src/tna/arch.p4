@@ -64,7 +64,7 @@ typedef bit<32> sum_t;
 #define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
-#define STORE_PHASE (meta.phase == PHASE_RECORD)
+#define STORE_PHASE (meta.phase == PHASE_RECORD || meta.phase == PHASE_RECORD_HI)
 /* The slot record in a pass of its own: a branch beside phase 0's and the
  * levels', over the same stages. */
 #define RECORD_IN_OWN_PHASE 1
@@ -75,6 +75,9 @@ typedef bit<32> sum_t;
  * draw overshot: the op's tree step cleared), whatever its plan said. */
 #define MORE_PHASES \
     (meta.next_phase != NO_NEXT_PHASE && meta.status == STATUS_OK && meta.tree_op != 0)
+/* A SAMPLE whose record's stamp is 0 (tna/slot_store.p4, RecordCheck) ends its
+ * read in the first pass: it is drawn again, or answered NOT_READY. */
+#define UNWRITTEN_RECORD_ENDS_READ meta.next_phase = NO_NEXT_PHASE;
 /* What a phase found, into the request's header for the next (tna/loop.p4). */
 #define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
 /* The sum tree in parts (tna/sum_tree.p4), each where the service's branches

@@ -14,6 +14,8 @@
  *                   total: the root after the change
  *   after phase 2, 3  slot = the walk's path so far, stamp = its r
  *   after phase 4   slot = where the walk ended, for the record's phase
+ *   after PHASE_RECORD  stamp, priority: the record's (its low payload
+ *                   halves are in the payload already)
  */
 #ifndef REPLAY_TNA_LOOP_P4
 #define REPLAY_TNA_LOOP_P4
@@ -72,47 +74,123 @@ control PhaseResume(in headers_t hdr, inout metadata_t meta) {
     }
 }
 
-/* At the end of a phase that has a next one: what it found, for the next. */
+/* At the end of a phase that has a next one: what it found, for the next,
+ * by phase and tree step: two tables on the two sides of one if, so that the
+ * carry takes one stage. A table passes 32 bits from the hash unit, so each
+ * has one hash: the draw's carries copy r through `carried_r`, and the walk
+ * phases' carries take their path through `walk_path`, an XOR of the four
+ * path fields and the header's slot: in walk phase k the other three paths
+ * are still the header's slot as the pass resumed it (PhaseResume), so the
+ * XOR is path<k> (an ADD's phase 1 leaves its slot as it was). A slot is
+ * below 2^SLOT_BITS (at most 2^16), so the XOR takes the low 16 bits of each:
+ * half the hash unit's bits of a 32-bit XOR, in the crowded stage after the
+ * verdict. */
 control PhaseCarry(inout headers_t hdr, in metadata_t meta) {
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path1;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path2;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path3;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_path4;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) stamp_of_r;
-    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) slot_of_r;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) carried_r;
+    Hash<bit<16>>(HashAlgorithm_t.XOR16) walk_path;
+
+    /* PHASE_DRAW: the walk starts at the root with r in the stamp field; a
+     * uniform draw's r is the slot drawn. */
+    action carry_walk_start() {
+        hdr.replay.slot = 0;
+        hdr.replay.stamp = carried_r.get({meta.r});
+    }
+
+    action carry_drawn_slot() {
+        hdr.replay.slot = carried_r.get({meta.r});
+    }
+
+    table draw_carry {
+        key = { meta.tree_op : exact; }
+        actions = { carry_walk_start; carry_drawn_slot; NoAction; }
+        const entries = {
+            TREE_WALK  : carry_walk_start();
+            TREE_TOTAL : carry_drawn_slot();
+        }
+        default_action = NoAction();
+    }
+
+    /* Phase 0: the slot, its priority and stamp, the ring's size, and the
+     * change an ADD adds (carry_change) or the tree's total (carry_first). */
+    action carry_change() {
+        hdr.replay.slot = meta.slot;
+        hdr.replay.priority = meta.priority;
+        hdr.replay.size = meta.size;
+        hdr.replay.stamp = meta.stamp;
+        hdr.replay.total = (bit<64>)meta.delta;
+    }
+
+    action carry_first() {
+        hdr.replay.slot = meta.slot;
+        hdr.replay.priority = meta.priority;
+        hdr.replay.size = meta.size;
+        hdr.replay.stamp = meta.stamp;
+        hdr.replay.total = (bit<64>)meta.total;
+    }
+
+    /* Phases 1 (a walk's levels, or an ADD's whole tree: its total is the
+     * root after the change) .. 4: the path so far and its r; after phase 4
+     * the slot where the walk ended. */
+#define WALK_SLOT (bit<32>)walk_path.get({meta.path1[15:0], meta.path2[15:0], meta.path3[15:0], \
+                                          meta.path4[15:0], hdr.replay.slot[15:0]})
+    action carry_walk1() {
+        hdr.replay.slot = WALK_SLOT;
+        hdr.replay.stamp = meta.r1;
+        hdr.replay.total = (bit<64>)meta.total;
+    }
+
+    action carry_walk2() {
+        hdr.replay.slot = WALK_SLOT;
+        hdr.replay.stamp = meta.r2;
+    }
+
+    action carry_walk3() {
+        hdr.replay.slot = WALK_SLOT;
+        hdr.replay.stamp = meta.r3;
+    }
+
+    action carry_walk4() {
+        hdr.replay.slot = WALK_SLOT;
+    }
+
+    /* PHASE_RECORD: the record's stamp, for PHASE_RECORD_HI's recheck, and its
+     * priority (its low payload halves are in the payload already). */
+    action carry_record() {
+        hdr.replay.stamp = meta.stamp;
+        hdr.replay.priority = meta.priority;
+    }
+
+    /* PHASE_RECORD_HI goes round again only when the record was rewritten: it
+     * is read again from the same slot, and nothing is carried (a miss). */
+    table phase_carry {
+        key = {
+            meta.phase   : exact;
+            meta.tree_op : exact;
+        }
+        actions = {
+            carry_change; carry_first; carry_walk1; carry_walk2; carry_walk3;
+            carry_walk4; carry_record; NoAction;
+        }
+        const entries = {
+            (0, TREE_ADD)                    : carry_change();
+            (0, TREE_WALK)                   : carry_first();
+            (0, TREE_TOTAL)                  : carry_first();
+            (1, TREE_ADD)                    : carry_walk1();
+            (1, TREE_WALK)                   : carry_walk1();
+            (2, TREE_WALK)                   : carry_walk2();
+            (3, TREE_WALK)                   : carry_walk3();
+            (WALK_LAST_PHASE, TREE_WALK)     : carry_walk4();
+            (PHASE_RECORD, TREE_WALK)        : carry_record();
+            (PHASE_RECORD, TREE_TOTAL)       : carry_record();
+        }
+        default_action = NoAction();
+    }
 
     apply {
-        /* Each header field written once per branch, and the branches side
-         * by side (no nested if), so that the carry takes one stage. */
-        if (meta.phase == 0 && meta.tree_op == TREE_ADD) {
-            hdr.replay.slot = meta.slot;
-            hdr.replay.priority = meta.priority;
-            hdr.replay.size = meta.size;
-            hdr.replay.stamp = meta.stamp;
-            hdr.replay.total = (bit<64>)meta.delta;
-        } else if (meta.phase == 0) {
-            hdr.replay.slot = meta.slot;
-            hdr.replay.priority = meta.priority;
-            hdr.replay.size = meta.size;
-            hdr.replay.stamp = meta.stamp;
-            hdr.replay.total = (bit<64>)meta.total;
-        } else if (meta.phase == PHASE_DRAW && meta.tree_op == TREE_WALK) {
-            hdr.replay.slot = 0;                  /* the walk starts at the root */
-            hdr.replay.stamp = stamp_of_r.get({meta.r});
-        } else if (meta.phase == PHASE_DRAW) {
-            hdr.replay.slot = slot_of_r.get({meta.r});   /* uniform: the slot */
-        } else if (meta.phase == 1) {
-            hdr.replay.slot = slot_of_path1.get({meta.path1});
-            hdr.replay.stamp = meta.r1;
-            hdr.replay.total = (bit<64>)meta.total;
-        } else if (meta.phase == 2) {
-            hdr.replay.slot = slot_of_path2.get({meta.path2});
-            hdr.replay.stamp = meta.r2;
-        } else if (meta.phase == 3) {
-            hdr.replay.slot = slot_of_path3.get({meta.path3});
-            hdr.replay.stamp = meta.r3;
+        if (meta.phase == PHASE_DRAW) {
+            draw_carry.apply();
         } else {
-            hdr.replay.slot = slot_of_path4.get({meta.path4});
+            phase_carry.apply();
         }
     }
 }

@@ -1,11 +1,11 @@
 /*
  * tna/slot_store.p4 -- what each slot holds besides its priority, on TNA: the
- * same two stages, tables and register names as v1model/slot_store.p4.
- * Each register action reads or writes one 32-bit cell; a record is the
- * stamp array, the priority array and one array per payload word, each with
- * its own table (v1model: one slot_store table for the stamp and payload),
- * spread over stages by the compiler. Tofino runs packets through a stage one at a time and in order,
- * so a record read after an INSERT has passed its stage is the whole record.
+ * same two controls and table names as v1model/slot_store.p4.
+ * A record is the stamp array, the priority array and eight arrays of
+ * payload pairs, each with its own table (v1model: one slot_store table for
+ * the stamp and payload, one array per word), read in two passes (below).
+ * Tofino runs packets through a stage one at a time and in order, so a pass
+ * that reads a record after an INSERT has passed its stage reads that INSERT's.
  */
 #ifndef REPLAY_SLOT_STORE_P4
 #define REPLAY_SLOT_STORE_P4
@@ -58,32 +58,64 @@ const bit<8> STORE_READ     = 2;   /* stamp, priority + payload into the packet 
 const bit<8> STORE_CLEAR    = 3;   /* stamp, priority and payload to zero */
 const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority only */
 
-/* A record array's register actions: write from the packet, read, clear. */
-#define RECORD_ACTIONS(reg, from) \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_write = { \
-        void apply(inout bit<32> value) { value = from; } \
-    }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_read = { \
-        void apply(inout bit<32> value, out bit<32> result) { result = value; } \
-    }; \
-    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_clear = { \
-        void apply(inout bit<32> value) { value = 0; } \
-    };
+/* The payload words by cell pair: X(p, a, b) for pair p, which holds word a
+ * in its low half and word b in its high half. */
+#define FOR_EACH_WORD_PAIR(X) \
+    X(0, 0, 1) X(1, 2, 3) X(2, 4, 5) X(3, 6, 7) \
+    X(4, 8, 9) X(5, 10, 11) X(6, 12, 13) X(7, 14, 15)
 
-/* The record's cell: {table, meta.path3}, which in the record's own phase
- * (PHASE_RECORD) is the slot the header carries: the request's, the one
- * drawn, or where the walk ended (tna/loop.p4). */
+struct word_pair_t {
+    bit<32> lo;
+    bit<32> hi;
+}
+
+/* The record's cell: {table, meta.path3}, which in the record's phases
+ * (PHASE_RECORD, PHASE_RECORD_HI) is the slot the header carries: the
+ * request's, the one drawn, or where the walk ended (tna/loop.p4). */
 #define RECORD_CELL record_cell.get({meta.table_index[TABLE_BITS-1:0], meta.path3[SLOT_BITS-1:0]})
 
+/* The slot record: the stamp array, the priority array and the payload in
+ * eight arrays of 64-bit cells, two words each: a stateful ALU writes both
+ * halves of its cell in one pass but outputs one 32-bit value, so a read
+ * takes two passes, the stamp, the priority and the low halves in
+ * PHASE_RECORD, the high halves in PHASE_RECORD_HI, which reads the stamp
+ * again: if another request rewrote the record in between, the read starts
+ * over (meta.next_phase = PHASE_RECORD). Eight arrays instead of sixteen
+ * leave the stateful ALUs (four a stage) that the rest of the state needs
+ * (docs/hardware.md). Each array is addressed by a table of its own: an
+ * action takes the output of one stateful ALU. */
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_stamp;
-    RECORD_ACTIONS(slot_record_stamp, meta.stamp)
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_stamp) slot_record_stamp_write = {
+        void apply(inout bit<32> value) { value = meta.stamp; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_stamp) slot_record_stamp_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_stamp) slot_record_stamp_clear = {
+        void apply(inout bit<32> value) { value = 0; }
+    };
+    /* PHASE_RECORD_HI: the record is still the one whose stamp the first pass
+     * read (the header's); else the read starts over. */
+    RegisterAction<bit<32>, bit<32>, bit<8>>(slot_record_stamp) slot_record_stamp_recheck = {
+        void apply(inout bit<32> value, out bit<8> next_phase) {
+            if (value == meta.stamp) {
+                next_phase = NO_NEXT_PHASE;
+            } else {
+                next_phase = PHASE_RECORD;
+            }
+        }
+    };
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_priority;
-    RECORD_ACTIONS(slot_record_priority, meta.priority)
-#define DECLARE_WORD_ARRAY(i) \
-    Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) payload_w##i; \
-    RECORD_ACTIONS(payload_w##i, payload.w##i)
-    FOR_EACH_WORD(DECLARE_WORD_ARRAY)
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_priority) slot_record_priority_write = {
+        void apply(inout bit<32> value) { value = meta.priority; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_priority) slot_record_priority_read = {
+        void apply(inout bit<32> value, out bit<32> result) { result = value; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_priority) slot_record_priority_clear = {
+        void apply(inout bit<32> value) { value = 0; }
+    };
     CELL_INDEX(record_cell);
 
     action write_record() {
@@ -95,45 +127,77 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
         payload.setValid();
     }
 
+    action recheck_record() {
+        meta.next_phase = slot_record_stamp_recheck.execute(RECORD_CELL);
+    }
+
     action clear_record() {
         slot_record_stamp_clear.execute(RECORD_CELL);
     }
 
-    /* The record's stamp; its payload words in tables of their own below. */
+    /* The record's stamp; its priority and payload pairs in tables of their own below. */
     table slot_store {
-        key = { meta.store_op : exact; }
-        actions = { write_record; read_record; clear_record; NoAction; }
+        key = {
+            meta.store_op : exact;
+            meta.phase    : exact;
+        }
+        actions = { write_record; read_record; recheck_record; clear_record; NoAction; }
         const entries = {
-            STORE_WRITE : write_record();
-            STORE_READ  : read_record();
-            STORE_CLEAR : clear_record();
+            (STORE_WRITE, PHASE_RECORD)    : write_record();
+            (STORE_READ, PHASE_RECORD)     : read_record();
+            (STORE_READ, PHASE_RECORD_HI)  : recheck_record();
+            (STORE_CLEAR, PHASE_RECORD)    : clear_record();
         }
         default_action = NoAction();
     }
 
-    /* One table per payload word: an action may take the output of one
-     * stateful ALU only, and a stage has four of them. */
-#define WORD_TABLE(i) \
-    action write_w##i() { payload_w##i##_write.execute(RECORD_CELL); } \
-    action read_w##i() { payload.w##i = payload_w##i##_read.execute(RECORD_CELL); } \
-    action clear_w##i() { payload_w##i##_clear.execute(RECORD_CELL); } \
-    table record_w##i { \
-        key = { meta.store_op : exact; } \
-        actions = { write_w##i; read_w##i; clear_w##i; NoAction; } \
+    /* One table per pair of payload words. */
+#define PAIR_TABLE(p, a, b) \
+    Register<word_pair_t, bit<32>>(NUM_TABLE_SLOTS) payload_p##p; \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_write = { \
+        void apply(inout word_pair_t value) { \
+            value.lo = payload.w##a; \
+            value.hi = payload.w##b; \
+        } \
+    }; \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_read_lo = { \
+        void apply(inout word_pair_t value, out bit<32> result) { result = value.lo; } \
+    }; \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_read_hi = { \
+        void apply(inout word_pair_t value, out bit<32> result) { result = value.hi; } \
+    }; \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_clear = { \
+        void apply(inout word_pair_t value) { \
+            value.lo = 0; \
+            value.hi = 0; \
+        } \
+    }; \
+    action write_p##p() { payload_p##p##_write.execute(RECORD_CELL); } \
+    action read_lo_p##p() { payload.w##a = payload_p##p##_read_lo.execute(RECORD_CELL); } \
+    action read_hi_p##p() { payload.w##b = payload_p##p##_read_hi.execute(RECORD_CELL); } \
+    action clear_p##p() { payload_p##p##_clear.execute(RECORD_CELL); } \
+    table record_p##p { \
+        key = { \
+            meta.store_op : exact; \
+            meta.phase    : exact; \
+        } \
+        actions = { write_p##p; read_lo_p##p; read_hi_p##p; clear_p##p; NoAction; } \
         const entries = { \
-            STORE_WRITE : write_w##i(); \
-            STORE_READ  : read_w##i(); \
-            STORE_CLEAR : clear_w##i(); \
+            (STORE_WRITE, PHASE_RECORD)   : write_p##p(); \
+            (STORE_READ, PHASE_RECORD)    : read_lo_p##p(); \
+            (STORE_READ, PHASE_RECORD_HI) : read_hi_p##p(); \
+            (STORE_CLEAR, PHASE_RECORD)   : clear_p##p(); \
         } \
         default_action = NoAction(); \
     }
-    FOR_EACH_WORD(WORD_TABLE)
+    FOR_EACH_WORD_PAIR(PAIR_TABLE)
 
     /* The record's priority in a table of its own: UPDATE writes it alone, and
      * every action of a Tofino table must address the same registers (v1model
      * keeps it in slot_store's actions, where bmv2 locks it with the rest of the
-     * record). A stage serves packets in order, so on Tofino a copy still reads
-     * stamp, priority and payload of one INSERT. */
+     * record). A stage serves packets in order, so on Tofino one pass reads
+     * stamp and priority of one INSERT, and the stamp's recheck tells a record
+     * rewritten before the second pass. */
     action write_priority() {
         slot_record_priority_write.execute(RECORD_CELL);
     }
@@ -147,13 +211,16 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     }
 
     table record_priority {
-        key = { meta.store_op : exact; }
+        key = {
+            meta.store_op : exact;
+            meta.phase    : exact;
+        }
         actions = { write_priority; read_priority; clear_priority; NoAction; }
         const entries = {
-            STORE_WRITE    : write_priority();
-            STORE_READ     : read_priority();
-            STORE_CLEAR    : clear_priority();
-            STORE_PRIORITY : write_priority();
+            (STORE_WRITE, PHASE_RECORD)    : write_priority();
+            (STORE_READ, PHASE_RECORD)     : read_priority();
+            (STORE_CLEAR, PHASE_RECORD)    : clear_priority();
+            (STORE_PRIORITY, PHASE_RECORD) : write_priority();
         }
         default_action = NoAction();
     }
@@ -161,8 +228,8 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     apply {
         slot_store.apply();
         record_priority.apply();
-#define APPLY_WORD_TABLE(i) record_w##i.apply();
-        FOR_EACH_WORD(APPLY_WORD_TABLE)
+#define APPLY_PAIR_TABLE(p, a, b) record_p##p.apply();
+        FOR_EACH_WORD_PAIR(APPLY_PAIR_TABLE)
     }
 }
 

@@ -36,6 +36,7 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define DRAWS_IN_FIRST_PHASE 1
 #define RECORD_IN_OWN_PHASE 0
 #define MORE_PHASES false
+#define UNWRITTEN_RECORD_ENDS_READ
 #define CARRY_TO_NEXT_PHASE
 /* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the
  * guard and the max (the service's TREE_* hooks; tna/arch.p4 splits it). */
