@@ -64,6 +64,18 @@ const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority o
     X(0, 0, 1) X(1, 2, 3) X(2, 4, 5) X(3, 6, 7) \
     X(4, 8, 9) X(5, 10, 11) X(6, 12, 13) X(7, 14, 15)
 
+/* A 32-bit record array's register actions: write from the packet, read, clear. */
+#define RECORD_ACTIONS(reg, from) \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_write = { \
+        void apply(inout bit<32> value) { value = from; } \
+    }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_read = { \
+        void apply(inout bit<32> value, out bit<32> result) { result = value; } \
+    }; \
+    RegisterAction<bit<32>, bit<32>, bit<32>>(reg) reg##_clear = { \
+        void apply(inout bit<32> value) { value = 0; } \
+    };
+
 struct word_pair_t {
     bit<32> lo;
     bit<32> hi;
@@ -86,15 +98,7 @@ struct word_pair_t {
  * action takes the output of one stateful ALU. */
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_stamp;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_stamp) slot_record_stamp_write = {
-        void apply(inout bit<32> value) { value = meta.stamp; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_stamp) slot_record_stamp_read = {
-        void apply(inout bit<32> value, out bit<32> result) { result = value; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_stamp) slot_record_stamp_clear = {
-        void apply(inout bit<32> value) { value = 0; }
-    };
+    RECORD_ACTIONS(slot_record_stamp, meta.stamp)
     /* PHASE_RECORD_HI: the record is still the one whose stamp the first pass
      * read (the header's); else the read starts over. */
     RegisterAction<bit<32>, bit<32>, bit<8>>(slot_record_stamp) slot_record_stamp_recheck = {
@@ -107,15 +111,7 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
         }
     };
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_priority;
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_priority) slot_record_priority_write = {
-        void apply(inout bit<32> value) { value = meta.priority; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_priority) slot_record_priority_read = {
-        void apply(inout bit<32> value, out bit<32> result) { result = value; }
-    };
-    RegisterAction<bit<32>, bit<32>, bit<32>>(slot_record_priority) slot_record_priority_clear = {
-        void apply(inout bit<32> value) { value = 0; }
-    };
+    RECORD_ACTIONS(slot_record_priority, meta.priority)
     CELL_INDEX(record_cell);
 
     action write_record() {
