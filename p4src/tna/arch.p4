@@ -39,7 +39,7 @@ typedef bit<32> sum_t;
 #define SLOT_CELL(name) name.get({meta.slot, meta.table_index[TABLE_BITS-1:0]})
 
 /* The replay service's phases (include/replay_service.p4, tna/phases.p4): a
- * request takes its state stages in up to seven egress passes through
+ * request takes its state stages in up to eight egress passes through
  * LOOP_PORT, so that no pass's chain of dependent steps is longer than the
  * 12 stages of a Tofino 1 pipe. What a phase finds travels to the next in the
  * request's own header fields (replay_tna.p4); each walk phase has its own
