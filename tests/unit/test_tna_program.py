@@ -9,7 +9,7 @@ change to the shared controls could break it unseen.
   p4c, else `p4c` on PATH and in the usual install prefixes are tried.
 - bf-p4c compiles it through every pass (PHV allocation, table placement,
   instruction selection), so that the only errors left are the assembler's
-  stage count. Needs bf-p4c ($BF_P4C); 10 to 20 minutes on 2 cores (its table
+  stage count. Needs bf-p4c ($BF_P4C); 5 to 20 minutes on 2 cores (its table
   placement tries several PHV allocations)."""
 
 from __future__ import annotations
