@@ -83,7 +83,7 @@ control ReplayIngress(inout tna_headers_t hdr,
         } else {
             meta.orig_port = ig_intr_md.ingress_port;
         }
-        if (hdr.loop.isValid() && hdr.loop.deliver == 1) {
+        if (hdr.loop.isValid() && hdr.loop.verdict == EGRESS_REPLY) {
             /* A reply finished on LOOP_PORT: addressed, on to the requester. */
             meta.out_port = meta.orig_port;
             if (meta.from_cpu == 1) {
@@ -159,10 +159,17 @@ control ReplayIngress(inout tna_headers_t hdr,
     }
 }
 
+/* loop_h's fields the service decides are its metadata fields, in the same
+ * containers: the verdict itself; the next phase, which is NO_NEXT_PHASE
+ * whenever a pass goes round again without MORE_PHASES (a redraw, the next
+ * RESET round: tna/arch.p4), so that ingress admits it again. */
 @pa_auto_init_metadata
 @pa_alias("egress", "hdr.loop.copy_index", "meta.copy_index")
 @pa_alias("egress", "hdr.loop.redraws", "meta.redraws")
 @pa_alias("egress", "hdr.loop.reset_base", "meta.reset_base")
+@pa_alias("egress", "hdr.loop.redraw", "meta.redraw")
+@pa_alias("egress", "hdr.loop.verdict", "meta.verdict")
+@pa_alias("egress", "hdr.loop.phase", "meta.next_phase")
 control ReplayEgress(inout tna_headers_t hdr,
                      inout metadata_t meta,
                      in egress_intrinsic_metadata_t eg_intr_md,
@@ -181,40 +188,18 @@ control ReplayEgress(inout tna_headers_t hdr,
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
         } else if (meta.is_request == 1) {
             /* loop_h: the egress parser made it valid and filled in the
-             * fields it carries unchanged but one, which a parser cannot
-             * widen (a dropped packet takes it nowhere). */
-            if (meta.from_cpu == 1) {
-                hdr.loop.from_cpu = 1;
-            } else {
-                hdr.loop.from_cpu = 0;
-            }
+             * fields it carries unchanged, the aliases above are the
+             * service's decisions, and has_payload is set here (a dropped
+             * packet takes it nowhere). */
             resume.apply(hdr.replay, meta);
             replay.apply(hdr.replay, meta);
             if (meta.verdict == EGRESS_DROP) {
                 eg_dprsr_md.drop_ctl = 1;
+            }
+            if (hdr.replay.payload.isValid()) {
+                hdr.loop.has_payload = 1;
             } else {
-                /* Each loop_h field written once (if / else, not a default
-                 * overwritten later). */
-                if (meta.verdict == EGRESS_AGAIN && MORE_PHASES) {
-                    hdr.loop.phase = meta.next_phase;   /* the service carried its findings */
-                } else {
-                    hdr.loop.phase = 0;
-                }
-                if (hdr.replay.payload.isValid()) {
-                    hdr.loop.has_payload = 1;
-                } else {
-                    hdr.loop.has_payload = 0;
-                }
-                if (meta.redraw == 1) {
-                    hdr.loop.redraw = 1;
-                } else {
-                    hdr.loop.redraw = 0;
-                }
-                if (meta.verdict == EGRESS_REPLY) {
-                    hdr.loop.deliver = 1;
-                } else {
-                    hdr.loop.deliver = 0;
-                }
+                hdr.loop.has_payload = 0;
             }
         } else if (meta.is_replica == 1) {
             broadcast.apply(hdr.replay, meta);

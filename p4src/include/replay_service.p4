@@ -24,16 +24,18 @@
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
  *   SlotStore     slot_record_stamp, slot_record_priority, payload_w0 .. w15
  *                 (a reply's stamp, priority and payload: one record)
- *   ReplayVerdict reply (ReplyBuilder: a SAMPLE copy addressed in ingress
- *                 only fills in its own fields), drop (no ACK asked, not reply 0 of a
- *                 refused SAMPLE), or again (a SAMPLE reply whose draws all
+ *   SampleStats   right after the record, for the SAMPLE reply this pass
+ *                 sends: replay_sampled[table] per experience a SAMPLE
+ *                 returns, replay_not_ready[table] per SAMPLE reply answered
+ *                 NOT_READY (names pinned to ReplayEgress.replay.<name>)
+ *   ReplayVerdict (replay_verdict, const entries) reply (ReplyBuilder: a
+ *                 SAMPLE copy addressed in ingress only fills in its own
+ *                 fields), drop (no ACK asked, not reply 0 of a refused
+ *                 SAMPLE), or again (a SAMPLE reply whose draws all
  *                 overshot or that landed on a slot another thread is still
  *                 writing, the next RESET round); a SAMPLE reply still on
  *                 such a slot after EMPTY_SLOT_REDRAWS says NOT_READY
- *   ReplayStats   replay_requests[table, op, status] once per request;
- *   SampleStats   with a reply: replay_sampled[table] per experience a
- *                 SAMPLE returns, replay_not_ready[table] per SAMPLE reply
- *                 answered NOT_READY (names pinned to ReplayEgress.replay.<name>)
+ *   ReplayStats   replay_requests[table, op, status] once per request
  *
  * Phases: v1model runs all of this in one egress pass. TNA runs a request's
  * stages in several passes through LOOP_PORT, its phases (tna/phases.p4):
@@ -55,10 +57,8 @@
 #define REPLAY_SERVICE_P4
 
 /* What each state stage does for this request: its row of replay_plan (const
- * entries), which also gives a RESET copy its slot, and then whether a RESET
- * copy ends its round or the whole RESET (for the verdict only). */
-control ReplayPlan(in headers_t hdr, inout metadata_t meta,
-                   out bool round_done, out bool reset_done) {
+ * entries), which also gives a RESET copy its slot. */
+control ReplayPlan(in headers_t hdr, inout metadata_t meta) {
     RESET_SLOT_CELL
     /* The slot, stamp and priority the request names (a refusal's too). */
     action keep() {
@@ -133,65 +133,86 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta,
     }
 
     apply {
-        round_done = false;
-        reset_done = false;
         replay_plan.apply();
-        if (meta.status == STATUS_OK && hdr.replay.op == OP_RESET
-            && (bit<32>)meta.index == RESET_FANOUT - 1) {
-            round_done = true;
-            if (meta.reset_base == NUM_SLOTS - RESET_FANOUT) {
-                reset_done = true;
-            }
-        }
     }
 }
 
 /* After the state stages: whether this pass answers (meta.verdict: a refused
  * SAMPLE once, an INSERT or UPDATE only when it asked for an ACK, a RESET
- * only at its end), goes round again (a SAMPLE reply drawn again: every draw
- * overshot, or the slot drawn holds no experience yet; the next RESET round;
- * the request's next phase) or is dropped, and whether the request is counted
- * now (once per request). */
-control ReplayVerdict(in headers_t hdr, inout metadata_t meta,
-                      in bool round_done, in bool reset_done, out bool counted) {
-    /* Every branch sets both outcomes once: no later step overrides an
-     * earlier one, so the decision is as short as its conditions. */
+ * only at its end), goes round again (the request's next phase; a SAMPLE
+ * reply drawn again: every draw overshot, or the slot drawn holds no
+ * experience yet; the next RESET round) or is dropped, and whether the
+ * request is counted now (once per request). The decision is a table
+ * (replay_verdict, const entries), after the phases' own check. */
+control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counted) {
+    action next_phase() {
+        meta.verdict = EGRESS_AGAIN;
+        counted = 0;
+        meta.copy_index = meta.index;
+    }
+
+    /* Every draw overshot, or the slot drawn holds no experience yet. */
+    action draw_again() {
+        meta.verdict = EGRESS_AGAIN;
+        counted = 0;
+        meta.redraw = 1;
+        meta.redraws = meta.redraws + 1;
+        meta.copy_index = meta.index;
+    }
+
+    action next_round() {
+        meta.verdict = EGRESS_AGAIN;
+        counted = 0;
+        meta.reset_base = meta.reset_base + RESET_FANOUT;
+    }
+
+    action reply(bit<1> count) {
+        meta.verdict = EGRESS_REPLY;
+        counted = count;
+    }
+
+    action drop(bit<1> count) {
+        meta.verdict = EGRESS_DROP;
+        counted = count;
+    }
+
+    /* First matching row first. A SAMPLE is counted by its reply 0 alone; a
+     * refused SAMPLE answers once (reply 0), a RESET at the last copy of its
+     * last round, an INSERT or UPDATE (done or stale) only when it asked for
+     * an ACK (counted either way); everything else answers. */
+    table replay_verdict {
+        key = {
+            hdr.replay.op    : ternary;
+            meta.status      : ternary;
+            meta.found       : ternary;
+            meta.index       : ternary;
+            meta.reset_base  : ternary;
+            hdr.replay.flags : ternary;
+        }
+        actions = { draw_again; next_round; reply; drop; }
+        const entries = {
+            (OP_SAMPLE, STATUS_OK, 0, _, _, _)   : draw_again();
+            (OP_SAMPLE, _, _, 0, _, _)           : reply(1);
+            (OP_SAMPLE, STATUS_OK, _, _, _, _)   : reply(0);
+            (OP_SAMPLE, _, _, _, _, _)           : drop(0);
+            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT, _)
+                                                 : reply(1);
+            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), _, _)
+                                                 : next_round();
+            (OP_RESET, STATUS_OK, _, _, _, _)    : drop(0);
+            (OP_INSERT, STATUS_OK, _, _, _, 0 &&& FLAG_ACK)    : drop(1);
+            (OP_INSERT, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK) : drop(1);
+            (OP_UPDATE, STATUS_OK, _, _, _, 0 &&& FLAG_ACK)    : drop(1);
+            (OP_UPDATE, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK) : drop(1);
+        }
+        default_action = reply(1);
+    }
+
     apply {
-        bit<8> op = hdr.replay.op;
         if (MORE_PHASES) {
-            meta.verdict = EGRESS_AGAIN;  /* the request's next phase (<arch>/arch.p4) */
-            counted = false;
-            meta.copy_index = meta.index;
-        } else if (op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 0) {
-            meta.verdict = EGRESS_AGAIN;  /* every draw overshot, or an unwritten slot */
-            counted = false;
-            meta.redraw = 1;
-            meta.redraws = meta.redraws + 1;
-            meta.copy_index = meta.index;
-        } else if (op == OP_SAMPLE && meta.index == 0) {
-            meta.verdict = EGRESS_REPLY;
-            counted = true;               /* replay_requests: once per request */
-        } else if (op == OP_SAMPLE && meta.status == STATUS_OK) {
-            meta.verdict = EGRESS_REPLY;
-            counted = false;
-        } else if (op == OP_SAMPLE) {
-            meta.verdict = EGRESS_DROP;   /* a refusal answers once */
-            counted = false;
-        } else if (op == OP_RESET && meta.status == STATUS_OK && !round_done) {
-            meta.verdict = EGRESS_DROP;
-            counted = false;
-        } else if (op == OP_RESET && meta.status == STATUS_OK && !reset_done) {
-            meta.verdict = EGRESS_AGAIN;  /* the next round */
-            counted = false;
-            meta.reset_base = meta.reset_base + RESET_FANOUT;
-        } else if ((op == OP_INSERT || op == OP_UPDATE)
-                   && (meta.status == STATUS_OK || meta.status == STATUS_STALE)
-                   && (hdr.replay.flags & FLAG_ACK) == 0) {
-            meta.verdict = EGRESS_DROP;   /* no ACK asked */
-            counted = true;
+            next_phase();   /* the request's next phase (<arch>/arch.p4) */
         } else {
-            meta.verdict = EGRESS_REPLY;
-            counted = true;
+            replay_verdict.apply();
         }
     }
 }
@@ -221,27 +242,32 @@ control RecordCheck(inout headers_t hdr, inout metadata_t meta, out bool unwritt
  * request. Its name is pinned (@name) to where the controller has always
  * found it, as are SampleStats'. */
 control ReplayStats(in headers_t hdr, in metadata_t meta, in bit<32> bucket,
-                    in bit<32> op_bucket, in bool counted) {
+                    in bit<32> op_bucket, in bit<1> counted) {
     @name(".ReplayEgress.replay.replay_requests") REQUEST_COUNTER(replay_requests, STATS_SIZE);
 
     apply {
-        if (counted) {
+        if (counted == 1) {
             COUNT_REQUEST(replay_requests, bucket, op_bucket, meta.status);
         }
     }
 }
 
-/* A reply's counters, beside its fields: replay_sampled per experience a SAMPLE
- * returns, replay_not_ready per SAMPLE reply still on an unwritten slot. */
+/* A SAMPLE reply's counters, right after its record's read (RecordCheck), so
+ * that they do not wait for the verdict: replay_sampled per experience a
+ * SAMPLE returns, replay_not_ready per SAMPLE reply still on an unwritten
+ * slot. A SAMPLE pass answers when it found its slot and has no phase after
+ * this one (the verdict's first rows). */
 control SampleStats(in headers_t hdr, in metadata_t meta, in bool unwritten) {
     @name(".ReplayEgress.replay.replay_sampled") STATS_COUNTER(replay_sampled, NUM_TABLES);
     @name(".ReplayEgress.replay.replay_not_ready") STATS_COUNTER(replay_not_ready, NUM_TABLES);
 
     apply {
         /* Side by side, not nested: one gateway. */
-        if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && unwritten) {
+        if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1
+            && !MORE_PHASES && unwritten) {
             replay_not_ready.count((bit<32>)hdr.replay.table_id);
-        } else if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK) {
+        } else if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1
+                   && !MORE_PHASES) {
             replay_sampled.count((bit<32>)hdr.replay.table_id);
         }
     }
@@ -318,9 +344,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
             meta.table_index = (bit<32>)hdr.replay.table_id;
-            bool round_done;              /* RESET: last copy of its round */
-            bool reset_done;              /* RESET: ... of the last round */
-            plan.apply(hdr, meta, round_done, reset_done);
+            plan.apply(hdr, meta);
             bit<32> bucket;
             bit<32> op_bucket;
             stats_buckets.apply(hdr, meta, bucket, op_bucket);
@@ -370,6 +394,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             else if (STORE_PHASE) {
                 store.apply(meta, hdr.payload);   /* reached only by what phase 0 found */
                 record_check.apply(hdr, meta, unwritten);
+                sample_stats.apply(hdr, meta, unwritten);
             }
 #endif
             else {
@@ -382,17 +407,17 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             if (STORE_PHASE) {
                 store.apply(meta, hdr.payload);
                 record_check.apply(hdr, meta, unwritten);
+                sample_stats.apply(hdr, meta, unwritten);
             }
 #endif
-            bool counted;
-            verdict.apply(hdr, meta, round_done, reset_done, counted);
+            bit<1> counted;
+            verdict.apply(hdr, meta, counted);
 
             /* ---- stats ----------------------------------------------------------- */
             stats.apply(hdr, meta, bucket, op_bucket, counted);
 
             if (meta.verdict == EGRESS_REPLY) {
                 reply.apply(hdr, meta, unwritten);
-                sample_stats.apply(hdr, meta, unwritten);
             } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
                     CARRY_TO_NEXT_PHASE

@@ -72,7 +72,10 @@ typedef bit<32> sum_t;
  * (PHASE_DRAW, in TREE_IN_LATER_PHASES): phase 0 only checks the size. */
 #define DRAWS_IN_FIRST_PHASE 0
 /* Phase 0 may end the request (refused, stale, below the minimum size, every
- * draw overshot: the op's tree step cleared), whatever its plan said. */
+ * draw overshot: the op's tree step cleared), whatever its plan said. A pass
+ * that goes round again without it (a redraw, the next RESET round: status
+ * OK and a tree step, so next_phase alone says no) has next_phase
+ * NO_NEXT_PHASE, which is what loop_h.phase carries (replay_tna.p4). */
 #define MORE_PHASES \
     (meta.next_phase != NO_NEXT_PHASE && meta.status == STATUS_OK && meta.tree_op != 0)
 /* A SAMPLE whose record's stamp is 0 (tna/slot_store.p4, RecordCheck) ends its

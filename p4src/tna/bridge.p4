@@ -16,7 +16,8 @@
  *             redraw) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
  *             1 B phase | 1 B redraws | 4 B capacity | 4 B min_size |
  *             4 B reset_base                                          = 20 B
- *   loop_h    1 B each has_payload, redraw, deliver, from_cpu |
+ *   loop_h    1 B each has_payload, redraw, verdict, from_cpu (each in
+ *             the byte's low bits) |
  *             2 B orig_port | 1 B copy_index | 1 B phase | 1 B mode |
  *             1 B redraws | 4 B reset_base                            = 16 B
  *
@@ -48,17 +49,25 @@ header bridge_h {
     bit<32> reset_base;
 }
 
-/* Every field whole bytes and written from one source (an egress action
- * may write a PHV container from at most two: bits packed from several
- * fields and constants are more than that). */
+/* Every field in a byte of its own, with padding (an egress action may write
+ * a PHV container from at most two sources: bits packed from several fields
+ * and constants are more than that). Egress writes only has_payload: the
+ * egress parser fills in what the header carries unchanged, and redraw,
+ * verdict, phase, copy_index, redraws and reset_base are the egress's own
+ * metadata fields (@pa_alias in replay_tna.p4), so that no table after the
+ * verdict copies them. */
 header loop_h {
-    bit<8>  has_payload;     /* replay_h is followed by a replay_payload_h */
-    bit<8>  redraw;          /* a SAMPLE reply to draw again: reply copy_index */
-    bit<8>  deliver;         /* a finished reply: ingress only forwards it */
-    bit<8>  from_cpu;
+    bit<7>  pad0;
+    bit<1>  has_payload;     /* replay_h is followed by a replay_payload_h */
+    bit<7>  pad1;
+    bit<1>  redraw;          /* a SAMPLE reply to draw again: reply copy_index */
+    bit<6>  pad2;
+    bit<2>  verdict;         /* EGRESS_REPLY: a finished reply, ingress only forwards it */
+    bit<7>  pad3;
+    bit<1>  from_cpu;
     bit<16> orig_port;       /* a 9-bit port */
     bit<8>  copy_index;
-    bit<8>  phase;           /* the request's next phase; 0: admitted again */
+    bit<8>  phase;           /* the request's next phase (meta.next_phase); 0: admitted again */
     bit<8>  mode;            /* SAMPLE: its sampling mode, for the later phases */
     bit<8>  redraws;
     bit<32> reset_base;

@@ -47,11 +47,11 @@ parser ReplayIngressParser(packet_in pkt,
     state parse_loop {
         pkt.extract(hdr.loop);
         meta.recirculated = 1;
-        meta.from_cpu = hdr.loop.from_cpu[0:0];
+        meta.from_cpu = hdr.loop.from_cpu;
         meta.phase = hdr.loop.phase;
         meta.mode = hdr.loop.mode;
         meta.redraws = hdr.loop.redraws;
-        meta.redraw = hdr.loop.redraw[0:0];
+        meta.redraw = hdr.loop.redraw;
         meta.copy_index = hdr.loop.copy_index;
         meta.reset_base = hdr.loop.reset_base;
         pkt.extract(hdr.replay.replay);
@@ -140,11 +140,17 @@ parser ReplayEgressParser(packet_in pkt,
         }
     }
 
-    /* loop_h, and what it carries unchanged, where that costs no stage */
+    /* loop_h, and what it carries unchanged, where that costs no stage (the
+     * padding too: the header leaves with it) */
     state parse_request {
         hdr.loop.setValid();
         hdr.loop.mode = hdr.bridge.mode;
         hdr.loop.orig_port = hdr.bridge.orig_port;
+        hdr.loop.from_cpu = hdr.bridge.from_cpu;
+        hdr.loop.pad0 = 0;
+        hdr.loop.pad1 = 0;
+        hdr.loop.pad2 = 0;
+        hdr.loop.pad3 = 0;
         transition parse_body;
     }
 
