@@ -1,8 +1,10 @@
 """The compiled data plane: how its artifacts are built, and whether they still
 match the P4 sources they came from (where they live is controller.program's).
 
-`make p4` runs ``python -m bmv2.artifacts build``; the test suite runs
-``check`` (and, where p4c is installed, recompiles into a temporary folder).
+`make p4` runs ``python -m bmv2.artifacts build``: the v1model program for bmv2
+and the Python switch, and the TNA program where bf-p4c is installed
+(bmv2.tofino_artifacts). The test suite runs ``check`` (and, where a compiler
+is installed, recompiles into a temporary folder).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import tempfile
 from pathlib import Path
 
 from agent.cli_args import REPO
+from bmv2 import tofino_artifacts
 from bmv2.toolchain import find_tool
 from controller.program import BUILD, DEFAULT, Artifacts
 
 P4SRC = REPO / "p4src"
 MAIN_P4 = P4SRC / "replay.p4"
+TNA_P4 = P4SRC / "replay_tna.p4"
 BMV2_JSON = DEFAULT.bmv2_json
 P4INFO = DEFAULT.p4info
 MANIFEST = BUILD / "manifest.json"
@@ -129,7 +133,21 @@ def build() -> dict:
     MANIFEST.write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"[p4] wrote {BMV2_JSON.relative_to(REPO)}, {P4INFO.relative_to(REPO)}, "
           f"{MANIFEST.relative_to(REPO)}", flush=True)
+    build_tna()
     return manifest
+
+
+def build_tna() -> None:
+    """The TNA program with bf-p4c into p4src/build/tofino, where bf-p4c is installed."""
+    bf_p4c = tofino_artifacts.find_bf_p4c()
+    if bf_p4c is None:
+        print("[p4] bf-p4c not found: p4src/build/tofino left as it is (set $BF_P4C; "
+              "docs/hardware.md)", flush=True)
+        return
+    print(f"[p4] compiling {TNA_P4.relative_to(REPO)} with {bf_p4c} for Tofino 1 "
+          "(a few minutes)", flush=True)
+    tofino_artifacts.build(TNA_P4, source_digest(main=TNA_P4.name), bf_p4c)
+    print(f"[p4] wrote {tofino_artifacts.TOFINO_BUILD.relative_to(REPO)}", flush=True)
 
 
 def check() -> list[str]:
@@ -145,7 +163,7 @@ def check() -> list[str]:
             problems.append(f"{path.relative_to(REPO)} is missing: run `make p4`")
         elif manifest.get(key) != file_digest(path):
             problems.append(f"{path.relative_to(REPO)} was edited after compilation")
-    return problems
+    return problems + tofino_artifacts.check(source_digest(main=TNA_P4.name))
 
 
 def recompile_matches() -> list[str]:

@@ -3,16 +3,13 @@ where it is missing."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from bmv2 import tofino_artifacts
 from bmv2.launch import find_bmv2
 from bmv2.netns import have_netns
-from bmv2.toolchain import find_tool
-
-BF_P4C_PREFIX = Path("/opt/p4-tofino/install/bin")   # where docs/hardware.md's build puts it
 
 
 def netns() -> None:
@@ -35,11 +32,8 @@ def testbed(kind: str) -> None:
 
 
 def bf_p4c() -> Path:
-    """p4c's Tofino driver: $BF_P4C, bf-p4c on PATH, or the usual install prefix;
-    skip without one."""
-    found = find_tool(("bf-p4c",), "BF_P4C")
-    if found is None and not os.environ.get("BF_P4C") and (BF_P4C_PREFIX / "bf-p4c").is_file():
-        found = BF_P4C_PREFIX / "bf-p4c"
+    """p4c's Tofino driver (bmv2.tofino_artifacts.find_bf_p4c); skip without one."""
+    found = tofino_artifacts.find_bf_p4c()
     if found is None:
         pytest.skip("needs bf-p4c (p4c built with -DENABLE_TOFINO=ON); set BF_P4C")
     return found

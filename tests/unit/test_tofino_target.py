@@ -15,9 +15,17 @@ from agent.cli_args import REPO
 from agent.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
 from controller import bf_pipeline, config
+from controller import program as names
 from controller.bf_pipeline import BfPipelineError
 from controller.p4info import P4InfoIndex
-from controller.program import DEFAULT, IPV4_TABLE, REPLICATE, SAMPLE_REPLICATION_TABLE
+from controller.program import (
+    DEFAULT,
+    IPV4_TABLE,
+    REPLICATE,
+    SAMPLE_REPLICATION_TABLE,
+    TOFINO_BUILD,
+    TofinoArtifacts,
+)
 from controller.replication import COPIES, wanted_groups
 from controller.target import TARGETS
 from tests import needs
@@ -51,6 +59,51 @@ def test_tofino_groups_put_every_replay_copy_on_the_loop_port() -> None:
         assert replicas == [(loop, rid) for rid in range(len(replicas))]
         assert [rid for _, rid in bmv2_groups[gid]] == [rid for _, rid in replicas]
         assert {port for port, _ in bmv2_groups[gid]} != {loop}
+
+
+CONTROLLER_ACTIONS = (names.FORWARD, names.BROADCAST, names.MAY_BROADCAST, names.ARP_ANSWER,
+                      names.VIP_HIT, names.CONFIGURE, names.ALLOW, names.REPLICATE,
+                      names.SOURCE_BOUND, names.LIMIT, names.READDRESS)
+CONTROLLER_COUNTERS = (names.REQUESTS_COUNTER, names.SAMPLED_COUNTER, names.NOT_READY_COUNTER,
+                       names.FORGED_COUNTER, names.BROADCAST_COUNTER, names.RATE_LIMITED_COUNTER)
+
+
+def test_the_committed_tna_build_has_every_name_the_controller_uses() -> None:
+    """The P4Info bf-p4c wrote for the TNA program (p4src/build/tofino) has each
+    table, action and counter the controller writes or reads, with the v1model
+    program's match fields, parameters and sizes: deploy and stats run unchanged."""
+    tna = P4InfoIndex.from_file(TofinoArtifacts(TOFINO_BUILD).p4info)
+    bmv2 = P4InfoIndex.from_file(DEFAULT.p4info)
+    assert tna.p4info.pkg_info.arch == "tna"
+
+    def fields(table) -> list[tuple]:
+        return [(f.name, f.bitwidth, f.match_type) for f in table.match_fields]
+
+    def params(action) -> list[tuple]:
+        return [(p.name, p.bitwidth) for p in action.params]
+
+    for table in names.MANAGED_TABLES:
+        assert fields(tna.table(table)) == fields(bmv2.table(table)), table
+    for action in CONTROLLER_ACTIONS:
+        assert params(tna.action(action)) == params(bmv2.action(action)), action
+    for counter in CONTROLLER_COUNTERS:
+        ours, theirs = tna.counter(counter), bmv2.counter(counter)
+        assert (ours.size, ours.spec.unit) == (theirs.size, theirs.spec.unit), counter
+
+
+def test_the_committed_tna_build_is_the_device_config_stratum_gets() -> None:
+    """replayctl deploy's device config for p4src/build/tofino: bf-p4c's files, as
+    its manifest lists them, every pipe running the one pipeline."""
+    build = TofinoArtifacts(TOFINO_BUILD)
+    assert build.missing() is None
+    decoded = bf_pipeline.BfPipelineConfig.FromString(build.device_config())
+    assert decoded.p4_name == "replay_tna"
+    assert decoded.bfruntime_info == (TOFINO_BUILD / "bfrt.json").read_bytes()
+    [profile] = decoded.profiles
+    assert profile.profile_name == "pipe"
+    assert list(profile.pipe_scope) == [0, 1, 2, 3]
+    assert profile.context == (TOFINO_BUILD / "pipe" / "context.json").read_bytes()
+    assert profile.binary == (TOFINO_BUILD / "pipe" / "tofino.bin").read_bytes()
 
 
 def test_a_tna_p4info_is_addressed_by_the_v1model_programs_names() -> None:
