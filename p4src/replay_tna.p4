@@ -15,9 +15,10 @@
  *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index); RESET:
  *             RESET_FANOUT copies to LOOP_PORT (the controller's groups).
  *   egress    on LOOP_PORT: ReplayService; the packet leaves with loop_h.
- *   ingress   loop_h.deliver: a finished reply, addressed (ReplyAddress, as
- *             v1model's ingress addresses a SAMPLE) and forwarded to the
- *             requester (or the CPU port); else the request's next pass: a
+ *   ingress   loop_h.verdict EGRESS_REPLY: a finished reply, addressed
+ *             (ReplyAddress, as v1model's ingress addresses a SAMPLE) and
+ *             forwarded to the requester (or the CPU port); else the
+ *             request's next pass: a
  *             SAMPLE reply drawn again (every draw overshot), the next RESET
  *             round. On its way through LOOP_PORT a replay packet carries its
  *             addressing behind the replay header (tna/bridge.p4).
