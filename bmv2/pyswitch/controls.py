@@ -265,7 +265,7 @@ class ControlGen:
         if codes and not t.get("with_counters"):
             entries = const_entries(self.prog, t, fields, masks)
             if entries is not None and len(entries) <= CONST_INLINE_MAX:
-                return self._const_table(pname, t, shape.key_code(codes), entries)
+                return self._const_table(pname, t, shape, codes, entries)
         self.called_actions.update(self.action_ids(t))
         e = f"e{tid}"  # an entry of table tid (what the optimizer relies on)
         if not codes:
@@ -302,20 +302,22 @@ class ControlGen:
         ctx = Ctx(f"action '{a.name}'", [w for _n, w in a.params])
         return [f"P = ({consts})", *self.prims.body(a.primitives, ctx)]
 
-    def _const_table(self, pname: str, t: dict[str, Any], key: str,
+    def _const_table(self, pname: str, t: dict[str, Any], shape: Table, codes: list[str],
                      entries: list[tuple[int | None, Any, int, tuple[int, ...]]]
                      ) -> tuple[list[str], str | None, bool]:
-        """A table whose entries are const: the lookup is an if/elif chain on the key
-        (a ternary entry's test masks it), in lookup order, each hit runs its action
+        """A table whose entries are const: the lookup is an if/elif chain, in lookup
+        order, on the key (exact) or on the fields each entry's mask keeps (ternary:
+        the first field that differs ends the test), each hit runs its action
         inline; a miss runs the (changeable) default entry."""
         tid = self.table_ids[t["name"]]
         where = f"table '{t['name']}'"
         nexts = t.get("next_tables", {})
         static, nxt = self._static_next(t)
-        lines = [f"_key = {key}"]
+        ternary = shape.match_type == "ternary"
+        lines = [] if ternary else [f"_key = {shape.key_code(codes)}"]
         for i, (mask, value, aid, params) in enumerate(entries):
             a = self.prog.actions[aid]
-            test = f"_key == {value!r}" if mask is None else f"_key & {mask} == {value}"
+            test = shape.field_test(codes, mask, value) if ternary else f"_key == {value!r}"
             lines.append(f"{'if' if i == 0 else 'elif'} {test}:")
             body = self._action_body(a, params)
             if not static:

@@ -188,6 +188,26 @@ class Table:
             total += self.keys[i].bitwidth
         return tuple(reversed(shifts))
 
+    def field_test(self, codes: Sequence[str], mask: int | None, value: int) -> str:
+        """A Python condition true exactly when ``key & mask == value`` (mask None:
+        ``key == value``) for the key ``key_code(codes)`` of a ternary table would
+        be, tested field by field on ``codes``: fields the mask leaves out are not
+        looked at, and no wide key is built (the code generator's const entries)."""
+        tests = []
+        for i, shift in zip(self._tern_pos, self._tern_shifts, strict=True):
+            full = (1 << self.keys[i].bitwidth) - 1
+            m = full if mask is None else (mask >> shift) & full
+            v = (value >> shift) & full
+            if v & ~m:
+                return "False"            # a value bit the mask drops: never equal
+            if m == full:
+                tests.append(f"{codes[i]} == {v}")
+            elif m:
+                tests.append(f"{codes[i]} & {m} == {v}")
+        if mask is not None and value & ~mask:
+            return "False"
+        return " and ".join(tests) or "True"
+
     def key_code(self, codes: Sequence[str]) -> str:
         """Python expression building this table's lookup key from per-field code."""
         if self.match_type in ("ternary", "range"):

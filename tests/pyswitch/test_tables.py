@@ -248,3 +248,23 @@ def test_table_full(sw: Switch) -> None:
         sw.table_add("I.t_lpm", [Lpm(i, 32)], "I.set_lpm", [1])
     with pytest.raises(TableFullError, match="full"):
         sw.table_add("I.t_lpm", [Lpm(size, 32)], "I.set_lpm", [1])
+
+
+def test_a_const_ternary_entry_tested_field_by_field_matches_the_masked_key() -> None:
+    """The code generator tests a const ternary entry field by field; for every
+    key and every entry that is the same as masking the concatenated key."""
+    from itertools import product
+
+    from bmv2.pyswitch.tables import KeyField, Table
+
+    table = Table("t", "ternary", [KeyField("a", "ternary", 2), KeyField("b", "exact", 1),
+                                   KeyField("c", "ternary", 3)], [None] * 3, {}, 1, False, None)
+    names = ["a", "b", "c"]
+    key_code = table.key_code(names)
+    for mask, value in product(range(64), range(64)):
+        test = table.field_test(names, mask, value)
+        for fields in product(range(4), range(2), range(8)):
+            env = dict(zip(names, fields, strict=True))
+            key = eval(key_code, {}, env)
+            assert eval(test, {}, env) == (key & mask == value), (mask, value, test)
+    assert table.field_test(["a", "b", "c"], None, 0b01_1_010) == "a == 1 and b == 1 and c == 2"
