@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent.cli_args import REPO
 from bmv2.netns import have_netns
+from tests.signals import ctrl_c_as_from_a_terminal
 
 FINISH_TIMEOUT = 1000.0  # seconds a run may take from its start (its --max-seconds is less)
 STOP_TIMEOUT = 60.0      # seconds a run not waited for gets to tear down after Ctrl-C
@@ -42,7 +43,8 @@ class BackgroundRun:
                "--run-dir", str(self.run_dir)]
         with (self.directory / "stdout").open("w") as out, \
                 (self.directory / "stderr").open("w") as err:
-            self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, text=True)
+            self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, text=True,
+                                         preexec_fn=ctrl_c_as_from_a_terminal)
 
     def finish(self) -> subprocess.CompletedProcess:
         """Wait for the run (starting it if nothing did) and return what it printed."""

@@ -33,6 +33,7 @@ from bmv2.testbed import MININET_SWITCH
 from controller import config as cfgmod
 from tests import needs
 from tests.background import BackgroundRun
+from tests.signals import ctrl_c_as_from_a_terminal
 
 SHORT = ["--max-env-steps", "2500", "--max-seconds", "60",
          "--set", "learning_starts=300", "--set", "eval_every=100000",
@@ -234,7 +235,8 @@ def test_ctrl_c_tears_everything_down(tmp_path: Path) -> None:
                              "--switch", "python", "--actors", "2",
                              "--set", "learning_starts=300", "--set", "log_every=50",
                              "--run-dir", str(run_dir)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=ctrl_c_as_from_a_terminal)
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
     for line in proc.stdout:

@@ -21,6 +21,7 @@ from agent.cli_args import REPO
 from bmv2.launch import SwitchProcess
 from controller import cli
 from tests.dataplane.conftest import CONFIG
+from tests.signals import ctrl_c_as_from_a_terminal
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_watch_redraws_in_place_and_ctrl_c_ends_it(cfg: Path) -> None:
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "-c", str(cfg), "stats",
                              "--watch", "0.2"], cwd=REPO, stdout=slave, stderr=slave,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=ctrl_c_as_from_a_terminal)
     os.close(slave)
     try:
         shown = read_until(master, b"Ctrl-C stops", 3)
