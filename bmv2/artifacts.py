@@ -140,7 +140,7 @@ def build() -> dict:
 def build_tna() -> None:
     """The TNA program with bf-p4c into p4src/build/tofino, where bf-p4c is installed
     and the build there does not match the sources already (a compile stamps a new
-    date into a 12 MB context.json: not rewritten for nothing)."""
+    date and run id into its files: not rewritten for nothing)."""
     bf_p4c = tofino_artifacts.find_bf_p4c()
     if bf_p4c is None:
         print("[p4] bf-p4c not found: p4src/build/tofino left as it is (set $BF_P4C; "

@@ -6,8 +6,9 @@ matches the P4 sources it came from.
 docs/hardware.md); everywhere the tests check the committed files against the
 sources' hash, and where bf-p4c is installed they recompile and compare. Only
 what a deployment needs is kept: bf-p4c's manifest.json, bfrt.json,
-pipe/context.json and pipe/tofino.bin (Stratum's device config,
-controller/bf_pipeline.py), the P4Info, and the compiler's resource summary.
+pipe/context.json (gzipped: 12 MB of JSON, 0.4 MB so) and pipe/tofino.bin
+(Stratum's device config, controller/bf_pipeline.py, which reads it either
+way), the P4Info, and the compiler's resource summary.
 
 A compile stamps its date and a run id into several files, and lists bf-p4c's
 own snapshot tables in bfrt.json in no fixed order; the comparison leaves
@@ -16,6 +17,7 @@ those out and nothing else.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -26,13 +28,16 @@ from pathlib import Path
 
 from agent.cli_args import REPO
 from bmv2.toolchain import find_tool
+from controller.bf_pipeline import GZIPPED, read_kept
 from controller.program import TOFINO_BUILD
 
 BF_P4C_ENV = "BF_P4C"
 BF_P4C_PREFIX = Path("/opt/p4-tofino/install/bin")   # where docs/hardware.md's build puts it
 P4INFO_NAME = "replay_tna.p4info.txtpb"
 RESOURCES = "pipe/logs/mau.resources.log"
-KEPT = ("manifest.json", "bfrt.json", "pipe/context.json", "pipe/tofino.bin", P4INFO_NAME,
+CONTEXT = "pipe/context.json"
+KEPT_GZIPPED = (CONTEXT,)                             # bf_switchd wants it gunzipped
+KEPT = ("manifest.json", "bfrt.json", CONTEXT + GZIPPED, "pipe/tofino.bin", P4INFO_NAME,
         RESOURCES)
 RECORD = "sources.json"
 VOLATILE_CONTEXT = ("build_date", "run_id")          # context.json: new on every compile
@@ -73,7 +78,11 @@ def build(main: Path, sources_sha256: str, bf_p4c: Path, into: Path = TOFINO_BUI
             shutil.rmtree(into)
         for name in KEPT:
             (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(Path(tmp) / name, into / name)
+            if name.removesuffix(GZIPPED) in KEPT_GZIPPED:
+                data = (Path(tmp) / name.removesuffix(GZIPPED)).read_bytes()
+                (into / name).write_bytes(gzip.compress(data, 9, mtime=0))
+            else:
+                shutil.copyfile(Path(tmp) / name, into / name)
         _relative_paths(into / "manifest.json", {tmp: _shown(into), f"{REPO}/": ""})
     compiler = json.loads((into / "manifest.json").read_text())["compiler_version"]
     return write_record(into, sources_sha256, compiler)
@@ -124,8 +133,15 @@ def check(sources_sha256: str, into: Path = TOFINO_BUILD) -> list[str]:
     return problems
 
 
+def _kept(path: Path) -> bytes:
+    data = read_kept(path)
+    if data is None:
+        raise FileNotFoundError(path)
+    return data
+
+
 def _comparable_context(path: Path) -> dict:
-    context = json.loads(path.read_text())
+    context = json.loads(_kept(path))
     for key in VOLATILE_CONTEXT:
         context.pop(key, None)
     return context
@@ -145,7 +161,7 @@ def _comparable_resources(path: Path) -> list[str]:
 
 
 def _binary_without_run_id(build_dir: Path) -> bytes:
-    run_id = json.loads((build_dir / "pipe/context.json").read_text())["run_id"]
+    run_id = json.loads(_kept(build_dir / CONTEXT))["run_id"]
     return (build_dir / "pipe/tofino.bin").read_bytes().replace(run_id.encode(), b"RUN_ID")
 
 
@@ -156,7 +172,7 @@ def differences(built: Path, committed: Path) -> list[str]:
     if (built / P4INFO_NAME).read_bytes() != (committed / P4INFO_NAME).read_bytes():
         problems.append(f"recompiled {P4INFO_NAME} differs from {where}")
     for name, comparable in (("bfrt.json", _comparable_bfrt),
-                             ("pipe/context.json", _comparable_context),
+                             (CONTEXT, _comparable_context),
                              (RESOURCES, _comparable_resources)):
         if comparable(built / name) != comparable(committed / name):
             problems.append(f"recompiled {name} differs from {where}")

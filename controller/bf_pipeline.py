@@ -6,13 +6,16 @@ A Tofino switch running Stratum (stratum_bfrt) takes its pipeline in P4Runtime's
 assembles it from bf-p4c's output the way Stratum's ``bf_pipeline_builder``
 does: the program's name and bfrt.json, then per pipeline its name, pipe scope,
 context.json and tofino.bin, as the driver's ``<program>.conf`` lists them
-(p4c-gen-conf writes it), or as bf-p4c's own manifest.json does.
+(p4c-gen-conf writes it), or as bf-p4c's own manifest.json does. A listed
+file may be kept gzipped beside where it is listed (``<name>.gz``), as the
+committed build in p4src/build/tofino keeps its 12 MB context.json.
 The message class is built here from its field numbers, so the controller needs
 no generated code for it.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -57,16 +60,32 @@ def _message_class() -> type:
 BfPipelineConfig = _message_class()
 
 
+GZIPPED = ".gz"
+
+
+def read_kept(path: Path) -> bytes | None:
+    """The bytes of compiler output `path`, or of `path`.gz unzipped; None if
+    neither is there."""
+    if path.is_file():
+        return path.read_bytes()
+    zipped = path.with_name(path.name + GZIPPED)
+    if zipped.is_file():
+        return gzip.decompress(zipped.read_bytes())
+    return None
+
+
 def _read(conf: Path, listed: str, what: str) -> bytes:
     """A file `conf` lists: as given, else under conf's folder, dropping leading
-    folders of the listed path (a .conf may list install-relative paths)."""
+    folders of the listed path (a .conf may list install-relative paths); each
+    place as the file or gzipped (read_kept)."""
     path = Path(listed)
     candidates = [path] if path.is_absolute() else []
     parts = path.parts[1:] if path.is_absolute() else path.parts
     candidates += [conf.parent.joinpath(*parts[i:]) for i in range(len(parts))]
     for candidate in candidates:
-        if candidate.is_file():
-            return candidate.read_bytes()
+        data = read_kept(candidate)
+        if data is not None:
+            return data
     raise BfPipelineError(f"{conf}: {what} '{listed}' not found")
 
 

@@ -6,6 +6,7 @@ what a controller pushed."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -161,12 +162,16 @@ def fake_tofino_build(directory: Path, bmv2_p4info: p4info_pb2.P4Info,
     """bf-p4c's output for the replay program as `-o directory` lays it out, with
     its files listed by the driver's .conf (install-relative paths, as
     p4c-gen-conf writes them) or, layout "manifest", by bf-p4c's manifest.json
-    alone: {file: bytes} of what a BfPipelineConfig must carry."""
+    alone, or as the manifest does with the context gzipped beside its listed
+    path (layout "manifest, context gzipped"): {file: bytes} of what a
+    BfPipelineConfig must carry."""
     files = {"bfrt.json": b'{"schema_version": "1.0.0", "tables": []}',
              "pipe/context.json": b'{"program_name": "replay_tna", "tables": []}',
              "pipe/tofino.bin": bytes(range(256)) * 4}
     for name, data in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        if name == "pipe/context.json" and layout.endswith("gzipped"):
+            name, data = name + ".gz", gzip.compress(data)
         (directory / name).write_bytes(data)
     if layout == "conf":
         share = f"share/tofinopd/{PROGRAM}"

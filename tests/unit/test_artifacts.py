@@ -3,6 +3,7 @@ sources they came from."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -67,8 +68,10 @@ def test_the_tna_digest_covers_the_tna_program_and_the_shared_files(tmp_path: Pa
     assert artifacts.source_digest(copy, main) != before
 
 
-def _tofino_build(into: Path, run_id: str, snapshot_order: tuple[str, ...]) -> Path:
-    """A folder shaped like bf-p4c's output, stamped with `run_id`."""
+def _tofino_build(into: Path, run_id: str, snapshot_order: tuple[str, ...],
+                  committed: bool = True) -> Path:
+    """A folder shaped like bf-p4c's output, stamped with `run_id`: as
+    p4src/build/tofino keeps it (its context gzipped), or as bf-p4c wrote it."""
     files = {
         "manifest.json": json.dumps({"run_id": run_id, "compiler_version": "9.13.4"}),
         "bfrt.json": json.dumps({"schema_version": "1", "learn_filters": [], "tables": [
@@ -85,6 +88,8 @@ def _tofino_build(into: Path, run_id: str, snapshot_order: tuple[str, ...]) -> P
     for name, content in files.items():
         (into / name).parent.mkdir(parents=True, exist_ok=True)
         data = content if isinstance(content, bytes) else content.encode()
+        if committed and name in tofino_artifacts.KEPT_GZIPPED:
+            name, data = name + ".gz", gzip.compress(data)
         (into / name).write_bytes(data)
     return into
 
@@ -111,7 +116,8 @@ def test_two_compiles_differ_only_in_their_stamps(tmp_path: Path) -> None:
     """The date, the run id and the order of bf-p4c's snapshot tables change with
     every compile; any other change is a difference."""
     one = _tofino_build(tmp_path / "one", "84f6e5609ccd4de7", ("ingress", "egress"))
-    two = _tofino_build(tmp_path / "two", "6b70ef4f53584bd2", ("egress", "ingress"))
+    two = _tofino_build(tmp_path / "two", "6b70ef4f53584bd2", ("egress", "ingress"),
+                        committed=False)
     assert tofino_artifacts.differences(two, one) == []
     context = two / "pipe" / "context.json"
     context.write_text(context.read_text().replace("replay_verdict", "replay_plan"))

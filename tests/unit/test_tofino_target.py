@@ -4,6 +4,7 @@ the device config it hands Stratum, byte for byte."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
@@ -102,7 +103,8 @@ def test_the_committed_tna_build_is_the_device_config_stratum_gets() -> None:
     [profile] = decoded.profiles
     assert profile.profile_name == "pipe"
     assert list(profile.pipe_scope) == [0, 1, 2, 3]
-    assert profile.context == (TOFINO_BUILD / "pipe" / "context.json").read_bytes()
+    assert profile.context == gzip.decompress(
+        (TOFINO_BUILD / "pipe" / "context.json.gz").read_bytes())
     assert profile.binary == (TOFINO_BUILD / "pipe" / "tofino.bin").read_bytes()
 
 
@@ -135,7 +137,7 @@ def _field(number: int, data: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
-@pytest.mark.parametrize("layout", ["conf", "manifest"])
+@pytest.mark.parametrize("layout", ["conf", "manifest", "manifest, context gzipped"])
 def test_the_device_config_is_stratums_bf_pipeline_config(tmp_path: Path, layout: str) -> None:
     files = fake_tofino_build(tmp_path, P4InfoIndex.from_file(DEFAULT.p4info).p4info, layout)
     profile = (_field(1, b"pipe") + _field(2, files["pipe/context.json"])
