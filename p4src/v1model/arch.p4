@@ -27,7 +27,9 @@ const bit<32> INSTANCE_REPLICATION = 5;
 
 /* The replay service's phases (include/replay_service.p4): bmv2 runs all of
  * a request's state stages in one egress pass, its only phase. */
-#define ARCH_METADATA
+/* ADD's walk to the slot, a level's cell at a time (v1model/sum_tree.p4). */
+#define ARCH_METADATA \
+    bit<32> path;
 #define PHASE_PLANNER
 #define PLAN_PHASES
 #define FIRST_PHASE true

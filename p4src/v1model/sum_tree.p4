@@ -16,26 +16,28 @@
  * (t << l) | n; its children are 2n and 2n+1 of level l+1. Every node holds the
  * sum of the leaves below it.
  *
- * Ops (meta.tree_op):
+ * Ops (meta.tree_op), each one action (bmv2 locks every array an action
+ * touches for its duration, so each is atomic against the other threads):
  *   TREE_ADD   swap the slot's priority, add the change (delta, modulo 2^64)
- *              to its ancestor in every level, write the leaf. Additions
- *              commute, so concurrent updates (bmv2's egress threads) leave
- *              every node equal to the sum of its leaves.
+ *              to its ancestor in every level, write the leaf.
  *   TREE_WALK  prioritized SAMPLE: read the total, draw r in [0, total)
- *              (ProportionalDraw), walk down reading only the left child at
- *              each level, to the slot. The walk reports only the slot: the
- *              reply's priority is the slot record's (slot_store.p4), as one
- *              action per level lets another thread's ADD fall between a
- *              parent's read and its child's, so a sum carried down the walk
- *              may belong to no node.
+ *              (ProportionalDraw), then walk down reading only the left child
+ *              at each level, to the slot. The total and the walk are two
+ *              actions, so an ADD may fall between them: r is then drawn from
+ *              the total before it and walked down the tree after it (an r
+ *              the change left at or past the total goes right on every
+ *              level, to the table's last slot); the reply's priority is the
+ *              slot record's (slot_store.p4), never a sum the walk carried.
  *   TREE_TOTAL the total only (SAMPLE, READ and the replies that report it).
  *
- * Each level's action leaves the next level's index in meta.cell (the root's
- * for level 1, level L-1's for the leaf; locate_slot the slot's, for ADD's
- * swap): an index computed in the action that uses it, p4c copies into each of
- * its register accesses, and bmv2 evaluates every copy into a temporary per
- * pass. The walk keeps its path in meta.cell alone (WALK_STEP): every field
- * an action writes costs each pass on bmv2.
+ * The TNA program has one stage per level; here each op is one action, so
+ * that it is atomic on bmv2 and costs no table apply per level. Within an
+ * action p4c copies an expression assigned to a field into every later use
+ * of that field, and bmv2 evaluates each copy: the paths are kept in fields
+ * that each step computes from themselves (meta.path: ADD_STEP, meta.cell:
+ * WALK_STEP), which p4c leaves as one assignment, and a pair's sum is added
+ * in 32-bit halves (ADD_TO_PAIR) instead of as one 64-bit value it would copy
+ * into both writes.
  *
  * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
  */
@@ -51,8 +53,20 @@ const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
 const bit<8> TREE_TOTAL = 3;
 
-/* Level l's cell on the way to the slot (ADD). */
-#define ADD_CELL(l)  ((meta.table_index << (l)) | (meta.slot >> (SLOT_BITS - (l))))
+/* ADD's step to level l's cell on the way to the slot, (t << l) | (slot >> (L - l)):
+ * its parent's cell (meta.path, the table t before level 1) and the slot's bit
+ * for level l. A step reads the field it writes, so p4c keeps it one
+ * assignment that the level's four accesses share. */
+#define ADD_STEP(l) meta.path = (meta.path << 1) | ((meta.slot >> (SLOT_BITS - (l))) & 1);
+/* A pair's cell plus the change (meta.hi, meta.lo as read), in 32-bit halves:
+ * the low half wraps, and carries when its sum is below what was added. Each
+ * half reads the field it writes, so p4c keeps two assignments and the
+ * writes take the fields. */
+#define ADD_TO_PAIR(name, index) \
+        meta.lo = meta.lo + meta.delta[31:0]; \
+        meta.hi = meta.hi + meta.delta[63:32] + (bit<32>)(bit<1>)(meta.lo < meta.delta[31:0]); \
+        name##_hi.write(index, meta.hi); \
+        name##_lo.write(index, meta.lo);
 /* The walk's step from the left child it read at one level (meta.cell, node
  * 2n of that level) to the left child of the node it goes to at the next:
  * node 2n, or 2n+1 when r is not below the left child's sum, one level down
@@ -72,13 +86,28 @@ control SumTree(inout metadata_t meta) {
     FOR_EACH_INNER_LEVEL(DECLARE_LEVEL)
     register<bit<32>>(NUM_TABLE_SLOTS) tree_leaf;
 
-    /* ---- slot_priority ---------------------------------------------------- */
-    /* An UPDATE (guard_op GUARD_CHECK) swaps only while the slot's leaf still
-     * carries the stamp it checked: its guard check and this swap are separate
-     * actions, and an INSERT on another egress thread may take the slot in
-     * between; the UPDATE then leaves the leaf and carries the leaf's priority
-     * on (to tree_leaf and the record). Every other TREE_ADD sets both. */
-    action swap_priority() {
+    /* ---- TREE_ADD: one action ------------------------------------------ */
+    /* Swap the slot's priority, then add the change to its ancestor on every
+     * level and write the leaf. An UPDATE (guard_op GUARD_CHECK) swaps only
+     * while the slot's leaf still carries the stamp it checked: its guard
+     * check and this action are separate actions, and an INSERT on another
+     * egress thread may take the slot in between; the UPDATE then leaves the
+     * leaf and carries the leaf's priority on (to tree_leaf and the record).
+     * Every other TREE_ADD sets both. One action locks every level's arrays
+     * on bmv2, so a walk (one action too) sees the path before or after. */
+#define ADD_LEVEL(l) \
+        ADD_STEP(l) \
+        tree_l##l##_hi.read(meta.hi, meta.path); \
+        tree_l##l##_lo.read(meta.lo, meta.path); \
+        ADD_TO_PAIR(tree_l##l, meta.path)
+    /* The slot's cell, and the path's start (ADD_STEP), in an action of their
+     * own: fields, not expressions p4c would copy into every access of add(). */
+    action locate_slot() {
+        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
+        meta.path = meta.table_index;
+    }
+
+    action add() {
         slot_priority_stamp.read(meta.hi, meta.cell);
         slot_priority.read(meta.lo, meta.cell);
         meta.priority = (meta.guard_op == GUARD_CHECK && meta.hi != meta.stamp)
@@ -86,118 +115,58 @@ control SumTree(inout metadata_t meta) {
         slot_priority.write(meta.cell, meta.priority);
         slot_priority_stamp.write(meta.cell, (meta.guard_op == GUARD_CHECK) ? meta.hi : meta.stamp);
         meta.delta = (bit<64>)meta.priority - (bit<64>)meta.lo;
-    }
-
-    table leaf_value {
-        key = { meta.tree_op : exact; }
-        actions = { swap_priority; NoAction; }
-        const entries = {
-            TREE_ADD  : swap_priority();
-        }
-        default_action = NoAction();
-    }
-
-    /* ---- level 0 ---------------------------------------------------------- */
-    action add_root() {
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = (meta.hi ++ meta.lo) + meta.delta;
         tree_root_hi.write(meta.table_index, meta.total[63:32]);
         tree_root_lo.write(meta.table_index, meta.total[31:0]);
-        meta.cell = ADD_CELL(1);
+        FOR_EACH_INNER_LEVEL(ADD_LEVEL)
+        tree_leaf.write(meta.cell, meta.priority);
     }
 
+    /* ---- the total ----------------------------------------------------- */
     action read_root() {
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
-        meta.cell = meta.table_index << 1;   /* level 1, node 0 (the root's left child) */
     }
 
-    table root {
-        key = { meta.tree_op : exact; }
-        actions = { add_root; read_root; NoAction; }
-        const entries = {
-            TREE_ADD   : add_root();
-            TREE_WALK  : read_root();
-            TREE_TOTAL : read_root();
-        }
-        default_action = NoAction();
-    }
-
-    /* ---- levels 1 .. L-1 -------------------------------------------------- */
-#define LEVEL(l) \
-    action add_l##l() { \
+    /* ---- TREE_WALK: one action ----------------------------------------- */
+    /* From the root's left child (level 1, node 0) down, reading the left
+     * child on each level: r below its sum goes left, else right with the
+     * sum taken off r. One action, so the walk reads every level at one
+     * moment: no other thread's ADD falls between a parent and its child. */
+#define WALK_LEVEL(l) \
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
-        meta.sum = (meta.hi ++ meta.lo) + meta.delta; \
-        tree_l##l##_hi.write(meta.cell, meta.sum[63:32]); \
-        tree_l##l##_lo.write(meta.cell, meta.sum[31:0]); \
-        meta.cell = ADD_CELL(l + 1); \
-    } \
-    action descend_l##l() { \
-        tree_l##l##_hi.read(meta.hi, meta.cell); \
-        tree_l##l##_lo.read(meta.lo, meta.cell); \
-        meta.sum = meta.hi ++ meta.lo; \
-        meta.cell = WALK_STEP(meta.sum); \
-        meta.r = (meta.r < meta.sum) ? meta.r : meta.r - meta.sum; \
-    } \
-    table level_l##l { \
-        key = { meta.tree_op : exact; } \
-        actions = { add_l##l; descend_l##l; NoAction; } \
-        const entries = { \
-            TREE_ADD  : add_l##l(); \
-            TREE_WALK : descend_l##l(); \
-        } \
-        default_action = NoAction(); \
-    }
-    FOR_EACH_INNER_LEVEL(LEVEL)
-
-    /* ---- level L ---------------------------------------------------------- */
-    action write_leaf() {
-        tree_leaf.write(meta.cell, meta.priority);
-    }
-
-    action descend_leaf() {
+        meta.cell = WALK_STEP(meta.hi ++ meta.lo); \
+        meta.r = (meta.r < (meta.hi ++ meta.lo)) ? meta.r : meta.r - (meta.hi ++ meta.lo);
+    action walk() {
+        meta.cell = meta.table_index << 1;
+        FOR_EACH_INNER_LEVEL(WALK_LEVEL)
         tree_leaf.read(meta.lo, meta.cell);
         meta.slot = (meta.cell | (bit<32>)(bit<1>)(meta.r >= (bit<64>)meta.lo)) & (NUM_SLOTS - 1);
-    }
-
-    table leaf {
-        key = { meta.tree_op : exact; }
-        actions = { write_leaf; descend_leaf; NoAction; }
-        const entries = {
-            TREE_ADD  : write_leaf();
-            TREE_WALK : descend_leaf();
-        }
-        default_action = NoAction();
-    }
-
-    action locate_slot() {
-        meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
     }
 
     apply {
         if (meta.tree_op == TREE_ADD) {
             locate_slot();
-            leaf_value.apply();
-        }
-        root.apply();
-        if (meta.tree_op == TREE_WALK) {
-            if (meta.total == 0) {
-                meta.status = STATUS_EMPTY;
-                meta.tree_op = 0;
-            } else {
-                draw.apply(meta);
-                if (meta.found == 0) {
+            add();
+        } else if (meta.tree_op == TREE_WALK || meta.tree_op == TREE_TOTAL) {
+            read_root();
+            if (meta.tree_op == TREE_WALK) {
+                if (meta.total == 0) {
+                    meta.status = STATUS_EMPTY;
                     meta.tree_op = 0;
+                } else {
+                    draw.apply(meta);
+                    if (meta.found == 1) {
+                        walk();
+                    } else {
+                        meta.tree_op = 0;
+                    }
                 }
             }
-        }
-        if (meta.tree_op == TREE_ADD || meta.tree_op == TREE_WALK) {
-#define APPLY_LEVEL(l) level_l##l.apply();
-            FOR_EACH_INNER_LEVEL(APPLY_LEVEL)
-            leaf.apply();
         }
     }
 }
