@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from agent.cli_args import REPO, RUNS
@@ -208,7 +209,9 @@ def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
             clients[b] = (bed.client(b) if bed is not None and b != "inprocess"
                           else bedmod.inprocess_client(cfg))
             warm_up(clients[b])
-        jobs: dict[str, Job] = {b: (lambda c=clients[b]: measure(c, ops)) for b in backends}
+        meters = bed.cpu_meters() if bed is not None else {}
+        jobs: dict[str, Job] = {b: partial(measure, clients[b], ops, meter=meters.get(b))
+                                for b in backends}
         if bed is not None:
             jobs["forwarding"] = lambda: forwarding_figures(
                 bed.testbed, args.forward_packets, args.forward_seconds, args.forward_window,

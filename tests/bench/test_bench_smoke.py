@@ -116,6 +116,17 @@ def test_python_switch_testbed(tmp_path: Path) -> None:
         assert {"insert.retries", "sample.uniform.4.inflight.lost"} <= set(
             tb["loss_totals"][backend])
     assert "| SAMPLE 4 uniform, 2 sent ahead |" in md
+    # CPU per reply of the largest batch: the switch for both networked backends,
+    # the host server only for 'host', none of it in-process (its switch is this process).
+    cpu = {b: {k for k in tb["median"][b] if ".cpu." in k} for b in tb["backends"]}
+    assert {"sample.prioritized.4.cpu.switch", "sample.prioritized.4.cpu.switch_busiest",
+            "sample.prioritized.4.cpu.client"} <= cpu["switch"]
+    assert "sample.uniform.4.cpu.server" in cpu["host"] - cpu["switch"]
+    assert cpu["inprocess"] == set()
+    switch = tb["median"]["switch"]
+    busiest, total = (switch[f"sample.uniform.4.cpu.{w}"] for w in ("switch_busiest", "switch"))
+    assert 0 < busiest <= total
+    assert "| SAMPLE 4 uniform: CPU µs per reply, the switch's busiest thread |" in md
     # Targets: SAMPLE 32 / 128 were not measured in this tiny run.
     tgt = tb["targets"]
     assert [r["target"] for r in tgt["rows"]][:2] == ["SAMPLE 32 uniform p50",

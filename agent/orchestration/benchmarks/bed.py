@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.host_server import Pacing
+from agent.orchestration.benchmarks.cpu import CpuMeter
 from agent.protocol import REPLAY_UDP_PORT
 from agent.replay_client import ReplayClient, RetryPolicy, make_client
 from agent.replay_memory import ALLOW_ALL, ReplayService
@@ -92,6 +93,18 @@ class NetworkBed(BedLifecycle):
             return make_client(backend, address=(target, REPLAY_UDP_PORT),
                                bind=(self.cfg.host(CLIENT_HOST).ip, 0),
                                **(_options() | {"policy": policy}))
+
+    def cpu_meters(self) -> dict[str, CpuMeter]:
+        """Per backend, the processes that serve it (cpu.py): the switch, and for
+        'host' the host replay server too."""
+        switch = self.testbed.switch
+        if switch is None or switch.proc is None:
+            return {}
+        pids = {"switch": switch.proc.pid}
+        meters = {"switch": CpuMeter(pids)}
+        if self.server is not None and self.server.proc is not None:
+            meters["host"] = CpuMeter(pids | {"server": self.server.proc.pid})
+        return meters
 
     def _tear_down(self) -> None:
         """Stop the host server (by its PID) and tear the testbed down."""

@@ -9,6 +9,8 @@ One call of `measure` is one backend's share of a round:
                        with the learner's prefetch (INFLIGHT_DEPTH requests sent ahead of
                        the one awaited)
     sample.MODE.us_per_reply  least-squares slope of SAMPLE N p50 over N (µs per extra reply)
+    sample.MODE.N.cpu.*  for the largest N, with a CpuMeter: µs of CPU per reply of
+                       each watched process, its busiest thread and the client (cpu.py)
     update_rate        ACKed UPDATEs/s of slots just inserted, with the window in flight
 
 Every operation also gets `.retries`, `.lost` and `.late` (the client's retries,
@@ -29,6 +31,7 @@ import numpy as np
 
 from agent import protocol
 from agent.hparams import Hyperparams
+from agent.orchestration.benchmarks.cpu import CpuMeter, per_reply
 from agent.orchestration.benchmarks.harness import Figures, latency_figures, timed_calls
 from agent.protocol import SAMPLING_MODES, Inserted
 from agent.replay_client import PendingRequest, ReplayClient
@@ -69,8 +72,10 @@ def loss_counted(client: ReplayClient, figs: Figures, key: str) -> Iterator[None
         figs[f"{key}.{suffix}"] = float(after[stat] - before[stat])
 
 
-def measure(client: ReplayClient, budget: OpsBudget, seed: int = 0) -> Figures:
-    """One round of every replay op through `client`."""
+def measure(client: ReplayClient, budget: OpsBudget, seed: int = 0,
+            meter: CpuMeter | None = None) -> Figures:
+    """One round of every replay op through `client` (CPU per reply of the largest
+    batch with `meter`)."""
     rng = np.random.default_rng(seed)
     before = client.stats()
     payload = _payload(rng)
@@ -83,9 +88,14 @@ def measure(client: ReplayClient, budget: OpsBudget, seed: int = 0) -> Figures:
     for name, mode in MODES.items():
         for n in budget.batch_sizes:
             key = f"sample.{name}.{n}"
+            metered = meter if n == max(budget.batch_sizes) else None
+            cpu_before = metered.snapshot() if metered is not None else None
             with loss_counted(client, figs, key):
                 lat = timed_calls(lambda n=n, mode=mode: client.sample(n, mode),
                                   budget.sample_reps, budget.seconds)
+            if metered is not None and cpu_before is not None:
+                cpu = per_reply(cpu_before, metered.snapshot(), n * len(lat))
+                figs |= {f"{key}.{k}": v for k, v in cpu.items()}
             figs |= latency_figures(key, lat)
             figs[f"{key}.exp_per_s"] = n * len(lat) / sum(lat)
             with loss_counted(client, figs, f"{key}.inflight"):

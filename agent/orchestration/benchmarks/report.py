@@ -95,6 +95,13 @@ def _load(machine: dict, key: str) -> str:
     return f"{value[0]:.2f}" if value else "–"
 
 
+# Who spent the CPU of the largest batch (cpu.py), per reply.
+CPU_ROWS = (("switch_busiest", "the switch's busiest thread"),
+            ("switch", "the switch, all threads"),
+            ("server", "the host replay server"),
+            ("client", "the client"))
+
+
 def _rows(batch_sizes: list[int]) -> list[tuple[str, str]]:
     rows = [("insert.p50_us", "INSERT+ACK latency p50 (µs)"),
             ("insert.p99_us", "INSERT+ACK latency p99 (µs)"),
@@ -109,6 +116,10 @@ def _rows(batch_sizes: list[int]) -> list[tuple[str, str]]:
                       f"SAMPLE {n} {mode} (experiences/s, {INFLIGHT_DEPTH} sent ahead)")]
         rows.append((f"sample.{mode}.us_per_reply",
                      f"SAMPLE {mode}: µs per extra reply (slope of p50 over n)"))
+        if batch_sizes:
+            n = max(batch_sizes)
+            rows += [(f"sample.{mode}.{n}.cpu.{who}",
+                      f"SAMPLE {n} {mode}: CPU µs per reply, {what}") for who, what in CPU_ROWS]
     rows += [("update_rate.per_s", "UPDATE+ACK rate (/s, 32 in flight)"),
              ("client.retries", "client retries per round"),
              ("client.lost_replies", "client lost replies per round"),
