@@ -5,12 +5,14 @@ never asserted (they are measurements, not test outcomes)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from agent.orchestration import bench
 from agent.orchestration.benchmarks import report
+from agent.orchestration.benchmarks.cpu import thread_cpu_ns
 from agent.orchestration.benchmarks.harness import Budget, medians, ratios, run_rounds
 from agent.orchestration.benchmarks.pacing import LADDER
 from agent.orchestration.benchmarks.replay_ops import MODES
@@ -117,16 +119,20 @@ def test_python_switch_testbed(tmp_path: Path) -> None:
             tb["loss_totals"][backend])
     assert "| SAMPLE 4 uniform, 2 sent ahead |" in md
     # CPU per reply of the largest batch: the switch for both networked backends,
-    # the host server only for 'host', none of it in-process (its switch is this process).
+    # the host server only for 'host', none of it in-process (its switch is this
+    # process). Where the kernel keeps no schedstat there are no such rows at all.
     cpu = {b: {k for k in tb["median"][b] if ".cpu." in k} for b in tb["backends"]}
-    assert {"sample.prioritized.4.cpu.switch", "sample.prioritized.4.cpu.switch_busiest",
-            "sample.prioritized.4.cpu.client"} <= cpu["switch"]
-    assert "sample.uniform.4.cpu.server" in cpu["host"] - cpu["switch"]
+    if thread_cpu_ns(os.getpid()):
+        assert {"sample.prioritized.4.cpu.switch", "sample.prioritized.4.cpu.switch_busiest",
+                "sample.prioritized.4.cpu.client"} <= cpu["switch"]
+        assert "sample.uniform.4.cpu.server" in cpu["host"] - cpu["switch"]
+        switch = tb["median"]["switch"]
+        busiest, total = (switch[f"sample.uniform.4.cpu.{w}"] for w in ("switch_busiest", "switch"))
+        assert 0 < busiest <= total
+        assert "| SAMPLE 4 uniform: CPU µs per reply, the switch's busiest thread |" in md
+    else:
+        assert cpu["switch"] <= {"sample.uniform.4.cpu.client", "sample.prioritized.4.cpu.client"}
     assert cpu["inprocess"] == set()
-    switch = tb["median"]["switch"]
-    busiest, total = (switch[f"sample.uniform.4.cpu.{w}"] for w in ("switch_busiest", "switch"))
-    assert 0 < busiest <= total
-    assert "| SAMPLE 4 uniform: CPU µs per reply, the switch's busiest thread |" in md
     # Targets: SAMPLE 32 / 128 were not measured in this tiny run.
     tgt = tb["targets"]
     assert [r["target"] for r in tgt["rows"]][:2] == ["SAMPLE 32 uniform p50",
