@@ -139,8 +139,9 @@ control SumTree(inout metadata_t meta) {
 #define WALK_LEVEL(l) \
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
-        meta.cell = WALK_STEP(meta.hi ++ meta.lo); \
-        meta.r = (meta.r < (meta.hi ++ meta.lo)) ? meta.r : meta.r - (meta.hi ++ meta.lo);
+        { sum_t left = meta.hi ++ meta.lo; \
+          meta.cell = WALK_STEP(left); \
+          meta.r = (meta.r < left) ? meta.r : meta.r - left; }
     action walk() {
         meta.cell = meta.table_index << 1;
         FOR_EACH_INNER_LEVEL(WALK_LEVEL)

@@ -62,6 +62,7 @@ class CpuMeter:
     proc: Path = PROC
 
     def snapshot(self) -> CpuSnapshot:
+        """Every watched thread's CPU, and the calling thread's, now."""
         return CpuSnapshot({name: thread_cpu_ns(pid, self.proc) for name, pid in self.pids.items()},
                            time.thread_time_ns())
 
@@ -73,9 +74,9 @@ def per_reply(before: CpuSnapshot, after: CpuSnapshot, replies: int) -> Figures:
     figs: Figures = {"cpu.client": (after.client_ns - before.client_ns) / 1e3 / replies}
     for name, now in after.threads.items():
         then = before.threads.get(name, {})
-        spent = [ns - then.get(tid, 0) for tid, ns in now.items()]
         if not now or not then:
             continue
+        spent = [ns - then.get(tid, 0) for tid, ns in now.items()]
         figs[f"cpu.{name}"] = sum(spent) / 1e3 / replies
         figs[f"cpu.{name}_busiest"] = max(spent) / 1e3 / replies
     return figs
