@@ -129,9 +129,13 @@ def test_python_switch_testbed(tmp_path: Path) -> None:
         switch = tb["median"]["switch"]
         busiest, total = (switch[f"sample.uniform.4.cpu.{w}"] for w in ("switch_busiest", "switch"))
         assert 0 < busiest <= total
+        floor = switch["sample.uniform.4.cpu.floor"]
+        assert max(busiest, switch["sample.uniform.4.cpu.client"]) <= floor
+        assert floor <= total + switch["sample.uniform.4.cpu.client"]
         assert "| SAMPLE 4 uniform: CPU µs per reply, the switch's busiest thread |" in md
     else:
-        assert cpu["switch"] <= {"sample.uniform.4.cpu.client", "sample.prioritized.4.cpu.client"}
+        assert cpu["switch"] <= {f"sample.{m}.4.cpu.{w}" for m in ("uniform", "prioritized")
+                                 for w in ("client", "floor")}
     assert cpu["inprocess"] == set()
     # Targets: SAMPLE 32 / 128 were not measured in this tiny run.
     tgt = tb["targets"]

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agent.orchestration.benchmarks.cpu import CpuMeter, CpuSnapshot, per_reply, thread_cpu_ns
+from agent.orchestration.benchmarks.cpu import (
+    CpuMeter,
+    CpuSnapshot,
+    per_reply,
+    thread_cpu_ns,
+    usable_cores,
+)
 
 
 def _fake_proc(root: Path, pid: int, threads: dict[int, int]) -> None:
@@ -29,17 +35,28 @@ def test_per_reply_divides_each_process_and_its_busiest_thread() -> None:
     before = CpuSnapshot({"switch": {1: 1_000, 2: 0}, "server": {9: 0}}, client_ns=0)
     after = CpuSnapshot({"switch": {1: 41_000, 2: 20_000, 3: 4_000}, "server": {9: 8_000}},
                         client_ns=12_000)
-    figs = per_reply(before, after, replies=4)
+    figs = per_reply(before, after, replies=4, cores=2)
     # switch: (40 + 20 + 4) µs over 4 replies; busiest thread 40 µs; thread 3 is new.
+    # floor: all of it, (3 + 16 + 2) µs per reply, on 2 cores beats the busiest thread's 10.
     assert figs == {"cpu.client": 3.0, "cpu.switch": 16.0, "cpu.switch_busiest": 10.0,
-                    "cpu.server": 2.0, "cpu.server_busiest": 2.0}
-    assert per_reply(before, after, replies=0) == {}
+                    "cpu.server": 2.0, "cpu.server_busiest": 2.0, "cpu.floor": 10.5}
+    assert per_reply(before, after, replies=0, cores=2) == {}
+
+
+def test_the_floor_is_the_busiest_thread_when_cores_are_plenty() -> None:
+    before = CpuSnapshot({"switch": {1: 0, 2: 0}}, client_ns=0)
+    after = CpuSnapshot({"switch": {1: 30_000, 2: 6_000}}, client_ns=12_000)
+    assert per_reply(before, after, replies=1, cores=8)["cpu.floor"] == 30.0
+    assert per_reply(before, after, replies=1, cores=1)["cpu.floor"] == 48.0
+    # the client alone can be the busiest thread
+    quiet = CpuSnapshot({"switch": {1: 2_000}}, client_ns=12_000)
+    assert per_reply(before, quiet, replies=2, cores=8)["cpu.floor"] == 6.0
 
 
 def test_a_process_unreadable_at_either_end_is_left_out() -> None:
     before = CpuSnapshot({"switch": {}, "server": {9: 0}}, client_ns=0)
     after = CpuSnapshot({"switch": {1: 5_000}, "server": {}}, client_ns=0)
-    assert set(per_reply(before, after, 1)) == {"cpu.client"}
+    assert set(per_reply(before, after, 1, cores=2)) == {"cpu.client", "cpu.floor"}
 
 
 @pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task").exists(), reason="needs Linux /proc")
@@ -63,9 +80,16 @@ def test_the_meter_sees_a_busy_thread_of_a_watched_process() -> None:
     while time.thread_time() < done:   # the client (this thread) spins too
         pass
     spun.wait(10)
-    figs = per_reply(before, meter.snapshot(), replies=1)
+    figs = per_reply(before, meter.snapshot(), replies=1, cores=meter.cores)
     measured.set()
     worker.join()
     assert figs["cpu.client"] >= 50_000 * 0.9
     assert figs["cpu.me_busiest"] >= 50_000 * 0.9      # one of the two spinners
     assert figs["cpu.me"] >= 2 * 50_000 * 0.9          # both, and whatever else ran
+
+
+def test_usable_cores_follow_the_affinity_mask() -> None:
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no sched_getaffinity on this platform")
+    assert usable_cores() == len(os.sched_getaffinity(0)) >= 1
+    assert CpuMeter({}).cores == usable_cores()

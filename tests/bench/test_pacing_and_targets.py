@@ -183,6 +183,19 @@ def test_targets_give_ratio_threshold_and_verdict_per_row() -> None:
         "clean"]
     assert rows["SAMPLE 1 prioritized p50"]["clean"]
     assert (tgt["passed"], tgt["failed"], tgt["not_measured"]) == (3, 2, 2)
+    assert all(r["cpu_bound"] is None for r in tgt["rows"])   # no CPU metered
+
+
+def test_a_metered_batch_gets_the_ratio_its_cpu_floor_allows() -> None:
+    median = {"switch": {"sample.prioritized.128.p50_us": 5000.0,
+                         "sample.prioritized.128.cpu.floor": 30.0},
+              "host": {"sample.prioritized.128.p50_us": 4000.0,
+                       "sample.prioritized.128.cpu.floor": 20.0}}
+    rows = {r["target"]: r for r in targets(median, {})["rows"]}
+    row = rows["SAMPLE 128 prioritized p50"]
+    assert row["ratio"] == pytest.approx(1.25)
+    assert row["cpu_bound"] == pytest.approx(128 * 30.0 / 4000.0)   # 0.96
+    assert rows["INSERT+ACK p50"]["cpu_bound"] is None
 
 
 def test_training_runs_use_the_pacing_calibrated_on_their_switch(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ One call of `measure` is one backend's share of a round:
                        the one awaited)
     sample.MODE.us_per_reply  least-squares slope of SAMPLE N p50 over N (µs per extra reply)
     sample.MODE.N.cpu.*  for the largest N, with a CpuMeter: µs of CPU per reply of
-                       each watched process, its busiest thread and the client (cpu.py)
+                       each watched process, its busiest thread and the client, and the
+                       floor those costs put on the time per reply (cpu.py)
     update_rate        ACKed UPDATEs/s of slots just inserted, with the window in flight
 
 Every operation also gets `.retries`, `.lost` and `.late` (the client's retries,
@@ -94,7 +95,7 @@ def measure(client: ReplayClient, budget: OpsBudget, seed: int = 0,
                 lat = timed_calls(lambda n=n, mode=mode: client.sample(n, mode),
                                   budget.sample_reps, budget.seconds)
             if metered is not None and cpu_before is not None:
-                cpu = per_reply(cpu_before, metered.snapshot(), n * len(lat))
+                cpu = per_reply(cpu_before, metered.snapshot(), n * len(lat), metered.cores)
                 figs |= {f"{key}.{k}": v for k, v in cpu.items()}
             figs |= latency_figures(key, lat)
             figs[f"{key}.exp_per_s"] = n * len(lat) / sum(lat)

@@ -99,7 +99,8 @@ def _load(machine: dict, key: str) -> str:
 CPU_ROWS = (("switch_busiest", "the switch's busiest thread"),
             ("switch", "the switch, all threads"),
             ("server", "the host replay server"),
-            ("client", "the client"))
+            ("client", "the client"),
+            ("floor", "floor: max(busiest thread, all of them / cores)"))
 
 
 def _rows(batch_sizes: list[int]) -> list[tuple[str, str]]:
@@ -183,14 +184,20 @@ def _targets_markdown(tgt: dict | None) -> list[str]:
         return []
     lines = [f"Targets, {tgt['ratio']}: {tgt['passed']} passed, {tgt['failed']} failed, "
              f"{tgt['not_measured']} not measured.", "",
-             "| target | in-network (µs) | host server (µs) | ratio | threshold | result |",
-             "|---|---:|---:|---:|---:|---|"]
+             "| target | in-network (µs) | host server (µs) | ratio | CPU bound † | threshold "
+             "| result |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for r in tgt["rows"]:
         result = {True: "**pass**", False: "fail", None: "not measured"}[r["pass"]]
         if not r["clean"]:
             result += " (‡ lost replies)"
         lines.append(f"| {r['target']} | {_fmt(r['in_network_us'])} | {_fmt(r['host_us'])} "
-                     f"| {_fmt(r['ratio'])} | ≤ {r['threshold']} | {result} |")
+                     f"| {_fmt(r['ratio'])} | {_fmt(r.get('cpu_bound'))} | ≤ {r['threshold']} "
+                     f"| {result} |")
+    lines += ["", "† n × the in-network CPU floor per reply (max of the busiest thread's CPU "
+              "and all CPU / cores) over the host server's p50: about the lowest ratio the "
+              "in-network replies' CPU cost allows on this machine (measured for the "
+              "largest batch only)."]
     if not all(r["clean"] for r in tgt["rows"]):
         lines += ["", "‡ a backend retried or lost replies in this measurement: its latency "
                   "partly measures the client's timeout, not the service."]
