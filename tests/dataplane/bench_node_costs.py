@@ -27,6 +27,7 @@ every node its egress pass visits (docs/benchmarks.md).
 from __future__ import annotations
 
 import argparse
+import socket
 import subprocess
 import tempfile
 import time
@@ -132,7 +133,8 @@ class Testbed:
         self.spaces = [Namespace(f"{PREFIX}{n}") for n in ("h1", "h2")]
         self.pairs: list[VethPair] = []
         self.switch: SwitchProcess | None = None
-        self.h1 = self.h2 = None
+        self.h1: socket.socket | None = None
+        self.h2: socket.socket | None = None
 
     def __enter__(self) -> Testbed:
         try:
