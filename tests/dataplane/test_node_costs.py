@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,15 @@ K = 5
 SUM = 0x8801 + K * (K + 1) // 2      # the request's EtherType plus 1 + 2 + ... + K
 
 
+def _egress_shape(json_path: Path) -> tuple[int, int, int]:
+    prog = json.loads(json_path.read_text())
+    egress = next(p for p in prog["pipelines"] if p["name"] == "egress")
+    actions = {a["id"]: a for a in prog["actions"]}
+    widest = max((len(actions[i]["primitives"]) for t in egress["tables"]
+                  for i in t["action_ids"]), default=0)
+    return len(egress["tables"]), len(egress["conditionals"]), widest
+
+
 @pytest.mark.p4c
 @pytest.mark.parametrize("name", ["bare", "one_action", "statements"])
 def test_each_program_replicates_and_forwards(name: str, tmp_path: Path) -> None:
@@ -28,6 +38,14 @@ def test_each_program_replicates_and_forwards(name: str, tmp_path: Path) -> None
     except ToolchainMissing as exc:
         pytest.skip(str(exc))
     json_path = compile_program(programs(K)[name], tmp_path / name)
+    # egress as p4c lays it out: (tables, conditionals, primitives of the widest action)
+    tables, conditionals, widest = _egress_shape(json_path)
+    if name == "bare":
+        assert (tables, conditionals, widest) == (0, 0, 0)
+    elif name == "one_action":
+        assert (tables, conditionals, widest) == (1, 0, K + 2)
+    else:   # the additions spread over tables of their own, one conditional each
+        assert conditionals == K and tables > K and widest <= 2
     sw = Switch.from_json_file(json_path)
     sw.mc_group_set(1, [(1, rid) for rid in range(3)])
     request, forward = frames()

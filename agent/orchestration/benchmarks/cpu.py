@@ -17,10 +17,9 @@ Python switch; the host replay server) from /proc/<pid>/task/<tid>/schedstat
                         thread's (the client's included) and the sum of all of
                         them divided by C
 
-A process whose /proc entries
-cannot be read (gone, or no schedstat in this kernel) is left out, and so is
-what a thread that ended during the measurement spent (the switches' threads
-live as long as they do).
+A process whose /proc entries cannot be read (gone, or no schedstat in this
+kernel) is left out, and so is what a thread that ended during the measurement
+spent (the switches' threads live as long as they do).
 """
 
 from __future__ import annotations
