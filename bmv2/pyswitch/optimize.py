@@ -17,7 +17,8 @@ function:
    dropped where the value's width is known to fit (unsigned fields and
    registers always hold values of their width: every store truncates), range
    checks the width settles fold (``0 <= i < n`` is ``i < n`` for an unsigned
-   ``i``), ``(1 if c else 0) == 1`` becomes ``c``,
+   ``i``), so are masks on a subtraction its test keeps in range
+   (``a if a < b else (a - b) & M``), ``(1 if c else 0) == 1`` becomes ``c``,
    constants fold, and an expression already held by a local whose inputs have
    not changed since is read from it; so is a field stored or read before (the
    value stays in a local). An expression evaluated unconditionally that is
@@ -37,6 +38,10 @@ function:
    is read later in the block is stored through a local set in both
    branches (the else keeps the field's value), and steps 2 and 3 run again: the
    reads take the local, and a store the next one overwrites goes.
+5. Assignments in a row that choose on the same test (``x if a < b else y``, as p4c
+   writes a conditional for each value it sets: a sum-tree step sets the next index
+   and the remaining mass on one comparison) become one if/else holding each chosen
+   branch, and step 2 runs again on the function.
 
 Functions with loops or ``try`` (the parser, actions with jumps) are analysed
 for step 1 but not rewritten. ``tests/pyswitch/test_optimize.py`` runs every
@@ -718,6 +723,24 @@ def _fold(op: ast.operator, a: int, b: int) -> int | None:
     return v if v >= 0 else None
 
 
+def _guarded_sub(e: ast.IfExp) -> tuple[bool, ast.expr, ast.expr] | None:
+    """``a if a < b else a - b`` and relatives: (the subtracting branch is the body,
+    a, b) when the test makes ``a >= b`` hold in that branch."""
+    t = e.test
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1):
+        return None
+    left, op, right = t.left, t.ops[0], t.comparators[0]
+    if isinstance(op, ast.GtE):    # a >= b: a - b in the body
+        return True, left, right
+    if isinstance(op, ast.Lt):     # a < b: in the orelse
+        return False, left, right
+    if isinstance(op, ast.LtE):    # b <= a: in the body
+        return True, right, left
+    if isinstance(op, ast.Gt):     # b > a: in the orelse
+        return False, right, left
+    return None
+
+
 _COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
             ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
             ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
@@ -778,6 +801,13 @@ class _Func:
             return None
         if isinstance(e, ast.IfExp):
             a, b = self.width(e.body, st), self.width(e.orelse, st)
+            g = _guarded_sub(e)
+            if g is not None and self._is_sub_of(e.body if g[0] else e.orelse, g[1], g[2]) \
+                    and self.width(g[2], st) is not None:  # 0 <= a - b <= a
+                if g[0]:
+                    a = self.width(g[1], st)
+                else:
+                    b = self.width(g[1], st)
             return None if a is None or b is None else max(a, b)
         if isinstance(e, ast.Call):
             name = _call_name(e)
@@ -886,6 +916,8 @@ class _Func:
             return e
         if isinstance(e, ast.IfExp) and isinstance(e.test, ast.Constant):
             return e.body if e.test.value else e.orelse
+        if isinstance(e, ast.IfExp):
+            return self._unmask_guarded_sub(e, st)
         if isinstance(e, ast.BoolOp) and isinstance(e.values[0], ast.Constant) \
                 and type(e.values[0].value) is bool:
             first, rest = e.values[0].value, e.values[1:]
@@ -895,6 +927,31 @@ class _Func:
                 return rest[0] if _is_bool(rest[0]) else e
             return ast.BoolOp(e.op, rest)
         return e
+
+    def _is_sub_of(self, e: ast.AST, a: ast.expr, b: ast.expr) -> bool:
+        """``e`` is ``a - b``."""
+        key = self.keys.info
+        return isinstance(e, ast.BinOp) and isinstance(e.op, ast.Sub) \
+            and key(e.left).key == key(a).key and key(e.right).key == key(b).key
+
+    def _unmask_guarded_sub(self, e: ast.IfExp, st: _State) -> ast.expr:
+        """``a if a < b else (a - b) & M`` -> ``a if a < b else a - b`` where ``a`` fits
+        in M and ``b`` is an int >= 0: in that branch 0 <= a - b <= a."""
+        g = _guarded_sub(e)
+        if g is None:
+            return e
+        in_body, a, b = g
+        arm = e.body if in_body else e.orelse
+        if not (isinstance(arm, ast.BinOp) and isinstance(arm.op, ast.BitAnd)
+                and _is_int_const(arm.right) and self._is_sub_of(arm.left, a, b)):
+            return e
+        m = arm.right.value  # type: ignore[attr-defined]
+        wa, wb = self.width(a, st), self.width(b, st)
+        if m < 0 or m & (m + 1) or wa is None or wa > m.bit_length() or wb is None:
+            return e
+        if in_body:
+            return _at(ast.IfExp(e.test, arm.left, e.orelse), e)
+        return _at(ast.IfExp(e.test, e.body, arm.left), e)
 
     def rewrite(self, e: ast.expr, st: _State, uncond: bool, hoist: bool) -> ast.expr:
         """``e`` with known values substituted, simplified, and repeated parts shared."""
@@ -1543,6 +1600,125 @@ def _merge_two(keys: _Keys, a: ast.If, b: ast.If) -> ast.If | None:
 # ---- entry points -------------------------------------------------------------------------
 
 
+_NEGATED = {ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+            ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+_FLIPPED = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE,
+            ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+# (key of a, comparison, key of b): ``a op b``; (key of x, None, 0): ``x`` (a local)
+_Cond = tuple[int, type | None, int]
+
+
+def _cond(keys: _Keys, t: ast.expr) -> _Cond | None:
+    """A test ``a op b`` or a local's truth, that can neither raise nor have an effect."""
+    if isinstance(t, ast.Name):
+        return keys.info(t).key, None, 0
+    if isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _NEGATED:
+        i = keys.info(t)
+        if i.safe and i.deps is not None:
+            return keys.info(t.left).key, type(t.ops[0]), keys.info(t.comparators[0]).key
+    return None
+
+
+def _decides(c: _Cond, t: _Cond) -> bool | None:
+    """The value of test ``t`` where ``c`` holds (True, False), or None if unknown."""
+    a, op, b = t
+    if op is None or c[1] is None:
+        return True if t == c else None
+    for x, o, y in ((a, op, b), (b, _FLIPPED[op], a)):
+        if x == c[0] and y == c[2]:
+            if o is c[1]:
+                return True
+            if o is _NEGATED[c[1]]:
+                return False
+    return None
+
+
+def _first_cond(keys: _Keys, e: ast.expr) -> ast.Compare | None:
+    """The test of an ``x if a op b else y`` that evaluating ``e`` always evaluates."""
+    if isinstance(e, ast.IfExp):
+        return e.test if _cond(keys, e.test) else _first_cond(keys, e.test)  # type: ignore
+    if isinstance(e, ast.BinOp):
+        return _first_cond(keys, e.left) or _first_cond(keys, e.right)
+    if isinstance(e, ast.UnaryOp):
+        return _first_cond(keys, e.operand)
+    if isinstance(e, ast.Compare):
+        return _first_cond(keys, e.left) or _first_cond(keys, e.comparators[0])
+    if isinstance(e, ast.BoolOp):
+        return _first_cond(keys, e.values[0])
+    return None
+
+
+class _Decide(ast.NodeTransformer):
+    """Replaces each ``x if t else y`` whose test ``c`` decides by its branch."""
+
+    def __init__(self, keys: _Keys, c: _Cond, value: bool) -> None:
+        self.keys, self.c, self.value = keys, c, value
+        self.count = 0
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        t = _cond(self.keys, node.test)
+        known = None if t is None else _decides(self.c, t)
+        if known is None:
+            return self.generic_visit(node)
+        self.count += 1
+        return self.visit(node.body if known == self.value else node.orelse)
+
+
+def _unswitch(keys: _Keys, body: list[ast.stmt]) -> tuple[list[ast.stmt], bool]:
+    """Assignments in a row choosing on the same test (``x = (y | (1 if a < b else 0)) << 1``
+    then ``a = a if a < b else a - b``, as p4c writes a conditional on one comparison)
+    become one ``if a < b:`` / ``else:`` holding each chosen branch. The test is pure and
+    cannot raise; the row ends at the statement that changes its inputs."""
+    out: list[ast.stmt] = []
+    changed = False
+    i = 0
+    while i < len(body):
+        s = body[i]
+        if isinstance(s, ast.If):
+            b, cb = _unswitch(keys, s.body)
+            o, co = _unswitch(keys, s.orelse)
+            changed = changed or cb or co
+            out.append(_at(ast.If(s.test, b, o), s) if cb or co else s)
+            i += 1
+            continue
+        test = _first_cond(keys, s.value) \
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
+        if test is None:
+            out.append(s)
+            i += 1
+            continue
+        c = _cond(keys, test)
+        assert c is not None
+        deps = keys.info(test).deps
+        assert deps is not None
+        uses, last = 0, i
+        for j in range(i, len(body)):
+            x = body[j]
+            if not (isinstance(x, ast.Assign) and len(x.targets) == 1):
+                break
+            d = _Decide(keys, c, True)
+            d.visit(copy.deepcopy(x.value))
+            if d.count:
+                uses += d.count
+                last = j
+            if _hits(*_writes(x, keys), deps):
+                break
+        if uses < 2:
+            out.append(s)
+            i += 1
+            continue
+        arms: list[list[ast.stmt]] = [[], []]
+        for x in body[i:last + 1]:
+            for arm, value in zip(arms, (True, False), strict=True):
+                arm.append(_at(ast.Assign(copy.deepcopy(x.targets),
+                                          _Decide(keys, c, value).visit(
+                                              copy.deepcopy(x.value))), x))
+        out.append(_at(ast.If(copy.deepcopy(test), *arms), s))
+        changed = True
+        i = last + 1
+    return out, changed
+
+
 def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None:
     """Steps 2 and 3 on one function (only assignments, ifs, returns, expressions)."""
     f = _Func(fn, keys, slots)
@@ -1558,6 +1734,9 @@ def optimize_function(fn: ast.FunctionDef, keys: _Keys, slots: set[int]) -> None
         f, body = _propagate_again(f, fn, keys, slots, body)
         body, _ = _dse(keys, body, set())
         body = _merge_ifs(keys, body)
+    body, unswitched = _unswitch(keys, body)
+    if unswitched:  # once more: the chosen branches simplify
+        f, body = _propagate_again(f, fn, keys, slots, body)
     fn.body = body or [_at(ast.Pass(), fn)]
 
 

@@ -217,6 +217,17 @@ def _run(src: str, F: list[int], optimize: bool) -> tuple[list[Any], str]:
     # a read whose index is a field stored before it under the same condition
     "def N(pk, F):\n    if F[1] < 4:\n        F[10] = R0[F[1]]\n        F[11] = R0[F[10] & 3]\n"
     "    F[12] = F[10] + F[11]\n",
+    # the mask of a subtraction its test keeps >= 0: dropped only where the value fits
+    "def N(pk, F):\n    a = F[1]\n    c = F[1] << 1\n"
+    "    F[10] = a if a < F[2] else (a - F[2]) & 4294967295\n"
+    "    F[11] = (F[3] - a) & 4294967295 if a <= F[3] else F[3]\n"
+    "    F[12] = a if a < F[2] else (a - F[2]) & 255\n"
+    "    F[13] = c if c < F[2] else (c - F[2]) & 4294967295\n",
+    # assignments choosing on one test; not past a store to the test's inputs
+    "def N(pk, F):\n    a = F[1]\n    b = F[2]\n    F[10] = (F[3] | (1 if a >= b else 0)) << 1\n"
+    "    F[11] = a if a < b else a - b\n    F[1] = b\n    F[12] = 7 if b > a else 9\n"
+    "    a = 0 if a >= b else a + 1\n    F[13] = a + (1 if a >= b else 0)\n"
+    "    F[14] = 5 if a >= b else 6\n",
 ])
 def test_optimizer_keeps_semantics(src: str, F: list[int]) -> None:
     want, _ = _run(src, F, False)
@@ -253,6 +264,20 @@ def test_optimizer_keeps_register_reads_in_locals() -> None:
     assert "0 <=" not in text, text  # an unsigned index: only the upper bound is checked
     # F[10]: loaded once (the first read out of range), stored once at the end
     assert text.count("F[10]") == 2 and text.count("else") == 1, text
+
+
+def test_optimizer_chooses_once_per_test() -> None:
+    """A sum-tree walk step: the masks of the guarded subtraction go, and the two
+    assignments choosing on ``m >= s`` become one if/else."""
+    src = ("def N(pk, F):\n"
+           "    m = F[1]\n"
+           "    s = F[2]\n"
+           "    i = F[3] & 255\n"
+           "    F[10] = (i | (1 if m >= s else 0)) << 1\n"
+           "    F[11] = m if m < s else (m - s) & 4294967295\n")
+    _F, text = _run(src, [0] * 20, True)
+    assert "4294967295" not in text and " else " not in text, text
+    assert text.count("if ") == 1 and text.count("else:") == 1, text
 
 
 def test_timestamps_taken_only_when_read() -> None:
