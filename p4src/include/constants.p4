@@ -7,8 +7,9 @@
  * a smaller target would); when SLOT_BITS changes, also change the lists of
  * inner tree levels 1..L-1: FOR_EACH_INNER_LEVEL in v1model/sum_tree.p4,
  * WALK_LEVELS_1 .. 4 (the levels by walk phase) in tna/sum_tree.p4; and when
- * PAYLOAD_WORDS changes, FOR_EACH_WORD in headers.p4.
- * Register cells are 32 bits; sums that need more are pairs (hi, lo).
+ * PAYLOAD_WORDS changes, FOR_EACH_PAIR in headers.p4.
+ * Register cells are 32 bits; what needs more is a pair of them: the sums
+ * (hi, lo), the payload's 64-bit cells (two words each).
  * docs/protocol.md lists every place a limit lives.
  */
 #ifndef REPLAY_CONSTANTS_P4

@@ -13,10 +13,11 @@
 #ifndef REPLAY_HEADERS_P4
 #define REPLAY_HEADERS_P4
 
-/* One entry per payload word: X(i) for i in 0 .. PAYLOAD_WORDS-1. */
-#define FOR_EACH_WORD(X) \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) \
-    X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+/* One entry per pair of payload words: X(i) for i in 0 .. PAYLOAD_WORDS/2-1.
+ * Pair i is words 2i (its high half) and 2i + 1 (its low half), in the order
+ * the wire carries them. */
+#define FOR_EACH_PAIR(X) \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
 @controller_header("packet_out")
 header packet_out_h {
@@ -93,9 +94,12 @@ header replay_h {
     bit<64> total;           /* reply: sum of the table's priorities (Q16.16) */
 }
 
-#define DECLARE_WORD(i) bit<32> w##i;
+/* The payload as 64-bit pairs: the slot record stores one pair per register
+ * cell (v1model/slot_store.p4, tna/slot_store.p4), so a copy reads it with
+ * eight register accesses, not sixteen. */
+#define DECLARE_PAIR(i) bit<64> p##i;
 header replay_payload_h {
-    FOR_EACH_WORD(DECLARE_WORD)
+    FOR_EACH_PAIR(DECLARE_PAIR)
 }
 
 struct headers_t {

@@ -22,7 +22,7 @@
  *   MaxPriority   max_priority
  *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
- *   SlotStore     slot_record_stamp, slot_record_priority, payload_w0 .. w15
+ *   SlotStore     slot_record_stamp, slot_record_priority, payload_p0 .. p7
  *                 (a reply's stamp, priority and payload: one record)
  *   SampleStats   right after the record, for the SAMPLE reply this pass
  *                 sends: replay_sampled[table] per experience a SAMPLE

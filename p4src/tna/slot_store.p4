@@ -2,8 +2,8 @@
  * tna/slot_store.p4 -- what each slot holds besides its priority, on TNA: the
  * same two controls and table names as v1model/slot_store.p4.
  * A record is the stamp array, the priority array and eight arrays of
- * payload pairs, each with its own table (v1model: one slot_store table for
- * the stamp and payload, one array per word), read in two passes (below).
+ * payload pairs, each with its own table (v1model: the same arrays, all in
+ * one slot_store table's actions), read in two passes (below).
  * Tofino runs packets through a stage one at a time and in order, so a pass
  * that reads a record after an INSERT has passed its stage reads that INSERT's.
  */
@@ -57,12 +57,6 @@ const bit<8> STORE_WRITE    = 1;   /* stamp, priority + payload from the packet 
 const bit<8> STORE_READ     = 2;   /* stamp, priority + payload into the packet */
 const bit<8> STORE_CLEAR    = 3;   /* stamp, priority and payload to zero */
 const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority only */
-
-/* The payload words by cell pair: X(p, a, b) for pair p, which holds word a
- * in its low half and word b in its high half. */
-#define FOR_EACH_WORD_PAIR(X) \
-    X(0, 0, 1) X(1, 2, 3) X(2, 4, 5) X(3, 6, 7) \
-    X(4, 8, 9) X(5, 10, 11) X(6, 12, 13) X(7, 14, 15)
 
 /* A 32-bit record array's register actions: write from the packet, read, clear. */
 #define RECORD_ACTIONS(reg, from) \
@@ -148,45 +142,45 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     }
 
     /* One table per pair of payload words. */
-#define PAIR_TABLE(p, a, b) \
-    Register<word_pair_t, bit<32>>(NUM_TABLE_SLOTS) payload_p##p; \
-    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_write = { \
+#define PAIR_TABLE(i) \
+    Register<word_pair_t, bit<32>>(NUM_TABLE_SLOTS) payload_p##i; \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##i) payload_p##i##_write = { \
         void apply(inout word_pair_t value) { \
-            value.lo = payload.w##a; \
-            value.hi = payload.w##b; \
+            value.lo = payload.p##i[31:0]; \
+            value.hi = payload.p##i[63:32]; \
         } \
     }; \
-    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_read_lo = { \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##i) payload_p##i##_read_lo = { \
         void apply(inout word_pair_t value, out bit<32> result) { result = value.lo; } \
     }; \
-    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_read_hi = { \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##i) payload_p##i##_read_hi = { \
         void apply(inout word_pair_t value, out bit<32> result) { result = value.hi; } \
     }; \
-    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##p) payload_p##p##_clear = { \
+    RegisterAction<word_pair_t, bit<32>, bit<32>>(payload_p##i) payload_p##i##_clear = { \
         void apply(inout word_pair_t value) { \
             value.lo = 0; \
             value.hi = 0; \
         } \
     }; \
-    action write_p##p() { payload_p##p##_write.execute(RECORD_CELL); } \
-    action read_lo_p##p() { payload.w##a = payload_p##p##_read_lo.execute(RECORD_CELL); } \
-    action read_hi_p##p() { payload.w##b = payload_p##p##_read_hi.execute(RECORD_CELL); } \
-    action clear_p##p() { payload_p##p##_clear.execute(RECORD_CELL); } \
-    table record_p##p { \
+    action write_p##i() { payload_p##i##_write.execute(RECORD_CELL); } \
+    action read_lo_p##i() { payload.p##i[31:0] = payload_p##i##_read_lo.execute(RECORD_CELL); } \
+    action read_hi_p##i() { payload.p##i[63:32] = payload_p##i##_read_hi.execute(RECORD_CELL); } \
+    action clear_p##i() { payload_p##i##_clear.execute(RECORD_CELL); } \
+    table record_p##i { \
         key = { \
             meta.store_op : exact; \
             meta.phase    : exact; \
         } \
-        actions = { write_p##p; read_lo_p##p; read_hi_p##p; clear_p##p; NoAction; } \
+        actions = { write_p##i; read_lo_p##i; read_hi_p##i; clear_p##i; NoAction; } \
         const entries = { \
-            (STORE_WRITE, PHASE_RECORD)   : write_p##p(); \
-            (STORE_READ, PHASE_RECORD)    : read_lo_p##p(); \
-            (STORE_READ, PHASE_RECORD_HI) : read_hi_p##p(); \
-            (STORE_CLEAR, PHASE_RECORD)   : clear_p##p(); \
+            (STORE_WRITE, PHASE_RECORD)   : write_p##i(); \
+            (STORE_READ, PHASE_RECORD)    : read_lo_p##i(); \
+            (STORE_READ, PHASE_RECORD_HI) : read_hi_p##i(); \
+            (STORE_CLEAR, PHASE_RECORD)   : clear_p##i(); \
         } \
         default_action = NoAction(); \
     }
-    FOR_EACH_WORD_PAIR(PAIR_TABLE)
+    FOR_EACH_PAIR(PAIR_TABLE)
 
     /* The record's priority in a table of its own: UPDATE writes it alone, and
      * every action of a Tofino table must address the same registers (v1model
@@ -224,8 +218,8 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     apply {
         slot_store.apply();
         record_priority.apply();
-#define APPLY_PAIR_TABLE(p, a, b) record_p##p.apply();
-        FOR_EACH_WORD_PAIR(APPLY_PAIR_TABLE)
+#define APPLY_PAIR_TABLE(i) record_p##i.apply();
+        FOR_EACH_PAIR(APPLY_PAIR_TABLE)
     }
 }
 

@@ -4,13 +4,16 @@
  *   SlotGuard   slot_stamp: the stamp (the table's insert sequence number when
  *               the slot was written; 0 = empty), early in the pass so that
  *               UPDATE can check it before anything changes.
- *   SlotStore   slot_record_stamp, slot_record_priority + payload_w0 .. w<K-1>:
- *               the stamp again, the priority again and the K payload words,
- *               last in the pass, after the sum tree has chosen the slot a
- *               SAMPLE reply reads. One register array per word, as a
- *               hardware target spreads a wide value over stages.
+ *   SlotStore   slot_record_stamp, slot_record_priority + payload_p0 .. p<K/2-1>:
+ *               the stamp again, the priority again and the K payload words
+ *               as K/2 pairs, last in the pass, after the sum tree has chosen
+ *               the slot a SAMPLE reply reads. One register array per pair,
+ *               as a hardware target spreads a wide value over stages.
  *
- * Arrays of NUM_TABLE_SLOTS 32-bit cells, index (table << SLOT_BITS) | slot.
+ * Arrays of NUM_TABLE_SLOTS cells, index (table << SLOT_BITS) | slot: 32-bit
+ * cells, and for the payload 64-bit cells, each a pair of 32-bit words (TNA:
+ * a Register of word_pair_t). A pair costs bmv2 one register access instead
+ * of two, and a SAMPLE copy's record read is 10 of them instead of 18.
  * A record is written and read by one action each, so on bmv2 (which locks
  * every register an action touches) a reply's priority and payload are always
  * the ones stored with its stamp, whatever other egress threads do meanwhile:
@@ -60,29 +63,29 @@ const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority o
 control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     register<bit<32>>(NUM_TABLE_SLOTS) slot_record_stamp;
     register<bit<32>>(NUM_TABLE_SLOTS) slot_record_priority;
-#define DECLARE_WORD_ARRAY(i) register<bit<32>>(NUM_TABLE_SLOTS) payload_w##i;
-    FOR_EACH_WORD(DECLARE_WORD_ARRAY)
+#define DECLARE_PAIR_ARRAY(i) register<bit<64>>(NUM_TABLE_SLOTS) payload_p##i;
+    FOR_EACH_PAIR(DECLARE_PAIR_ARRAY)
 
     action write_record() {
         slot_record_stamp.write(meta.cell, meta.stamp);
         slot_record_priority.write(meta.cell, meta.priority);
-#define WRITE_WORD(i) payload_w##i.write(meta.cell, payload.w##i);
-        FOR_EACH_WORD(WRITE_WORD)
+#define WRITE_PAIR(i) payload_p##i.write(meta.cell, payload.p##i);
+        FOR_EACH_PAIR(WRITE_PAIR)
     }
 
     action read_record() {
         slot_record_stamp.read(meta.stamp, meta.cell);
         slot_record_priority.read(meta.priority, meta.cell);
         payload.setValid();
-#define READ_WORD(i) payload_w##i.read(payload.w##i, meta.cell);
-        FOR_EACH_WORD(READ_WORD)
+#define READ_PAIR(i) payload_p##i.read(payload.p##i, meta.cell);
+        FOR_EACH_PAIR(READ_PAIR)
     }
 
     action clear_record() {
         slot_record_stamp.write(meta.cell, 0);
         slot_record_priority.write(meta.cell, 0);
-#define CLEAR_WORD(i) payload_w##i.write(meta.cell, 0);
-        FOR_EACH_WORD(CLEAR_WORD)
+#define CLEAR_PAIR(i) payload_p##i.write(meta.cell, 0);
+        FOR_EACH_PAIR(CLEAR_PAIR)
     }
 
     /* UPDATE: only into the record of the experience it checked (an INSERT on
@@ -106,7 +109,7 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     }
 
     /* The record's cell, in an action of its own: computed in the table's
-     * actions, p4c copies the expression into every register access (18 of
+     * actions, p4c copies the expression into every register access (10 of
      * them per read), and bmv2 evaluates each into a temporary per pass. */
     action locate_record() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;

@@ -96,8 +96,8 @@ class SwitchUnderTest:
             replies.append(protocol.decode(bytes(pkt[scapy_inet.UDP].payload)))
         return sorted(replies, key=lambda m: m.index)  # a redrawn reply comes later
 
-    def register(self, name: str) -> np.ndarray:
-        return np.asarray(self.sw.register_read_all(E + name), dtype=np.int64)
+    def register(self, name: str, dtype: type = np.int64) -> np.ndarray:
+        return np.asarray(self.sw.register_read_all(E + name), dtype=dtype)
 
     def pair(self, name: str) -> np.ndarray:
         """A sum-tree level kept as (hi, lo) register pairs, as 64-bit sums."""
@@ -230,9 +230,10 @@ def test_service_answers_like_the_compiled_program() -> None:
         assert np.array_equal(switch.register("store.slot_record_priority")[part],
                               table.priorities)
         assert np.array_equal(table.priorities, leaves)
-        words = table.payloads.view(">u4")
-        for w in range(PAYLOAD_WORDS):
-            assert np.array_equal(switch.register(f"store.payload_w{w}")[part], words[:, w])
+        pairs = table.payloads.view(">u8")
+        for i in range(PAYLOAD_WORDS // 2):
+            stored = switch.register(f"store.payload_p{i}", np.uint64)[part]
+            assert np.array_equal(stored, pairs[:, i])
 
 
 def test_reset_answers_like_the_compiled_program() -> None:

@@ -283,7 +283,8 @@ def _one_experience(table: int, priority: int) -> list[dict[str, Any]]:
            (e + "tree.tree_root_lo", table, priority), (e + "tree.tree_leaf", slot, priority),
            (e + "store.slot_record_stamp", slot, 1)]
     ops += [(e + f"tree.tree_l{level}_lo", table << level, priority) for level in range(1, 12)]
-    ops += [(e + f"store.payload_w{w}", slot, 0x01010101 * (w + 1)) for w in range(16)]
+    ops += [(e + f"store.payload_p{i}", slot, 0x01010101 * ((2 * i + 1) << 32 | 2 * i + 2))
+            for i in range(8)]
     return [{"op": "register_write", "name": n, "index": i, "value": v} for n, i, v in ops]
 
 

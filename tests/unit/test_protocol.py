@@ -91,8 +91,8 @@ def test_constants_match_the_compiled_data_plane() -> None:
     assert sum(replay.values()) == 8 * protocol.HEADER_BYTES
     assert list(replay) == ["version", "op", "flags", "status", "table_id", "count", "index",
                             "reserved", "request_id", "slot", "stamp", "priority", "size", "total"]
-    words = types["replay_payload_h"]["fields"]
-    assert len(words) == protocol.PAYLOAD_WORDS and all(f[1] == 32 for f in words)
+    pairs = types["replay_payload_h"]["fields"]
+    assert len(pairs) * 2 == protocol.PAYLOAD_WORDS and all(f[1] == 64 for f in pairs)
     registers = {r["name"].rsplit(".", 1)[1]: r for r in program["register_arrays"]}
     assert registers["tree_leaf"]["size"] == protocol.NUM_TABLES * protocol.NUM_SLOTS
     assert registers["ring_ptr"]["size"] == protocol.NUM_TABLES
@@ -105,9 +105,11 @@ def test_constants_match_the_compiled_data_plane() -> None:
     assert int(status, 16) == protocol.Status.RATE_LIMITED
     inner = [n for n in registers if n.startswith("tree_l") and n.endswith("_hi")]
     assert len(inner) == protocol.SLOT_BITS - 1
-    # hardware-legal state: 32-bit cells only (wider sums are _hi/_lo pairs)
-    assert max(r["bitwidth"] for r in program["register_arrays"]) == 32
-    assert "payload_w15" in registers and "payload_w16" not in registers
+    # hardware-legal state: 32-bit cells (wider sums are _hi/_lo arrays), or pairs
+    # of 32-bit words in one 64-bit cell (the payload, as TNA's word_pair_t)
+    wide = {n for n, r in registers.items() if r["bitwidth"] > 32}
+    assert wide == {f"payload_p{i}" for i in range(protocol.PAYLOAD_WORDS // 2)}
+    assert all(r["bitwidth"] in (32, 64) for r in program["register_arrays"])
 
 
 def test_statuses_and_redraws_match_the_p4_constants() -> None:
