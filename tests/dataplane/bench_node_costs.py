@@ -3,7 +3,7 @@ not a test):
 
     .venv/bin/python -m tests.dataplane.bench_node_costs [--copies N] [--reps R]
 
-Three tiny v1model programs multicast a request frame into N copies toward
+Four tiny v1model programs multicast a request frame into N copies toward
 the sender (group 1, rids 0 .. N-1) and forward a frame from a second port
 back to it:
 
@@ -14,6 +14,9 @@ back to it:
     statements  the same as statements, each addition followed by an `if`:
                 p4c makes each a table of its own, so about K more tables and
                 K conditionals
+    record_read the least a uniform SAMPLE reply does: a draw over 2^12 slots and
+                one action reading the slot's record (stamp, priority, eight
+                64-bit payload pairs, as replay.p4 stores it) into the frame
 
 For each: bmv2's CPU per copy (all its threads, and its busiest: the egress
 thread of the port, which bounds a batch) and per forwarded frame, from
@@ -21,7 +24,8 @@ thread of the port, which bounds a batch) and per forwarded frame, from
 simple_switch_grpc built with Thrift); and the Python switch's time per copy
 in this process. The differences between rows are what one primitive, and one
 table with a conditional, cost: the terms a SAMPLE copy of replay.p4 pays for
-every node its egress pass visits (docs/benchmarks.md).
+every node its egress pass visits; record_read is what no program that answers
+a SAMPLE from registers can spend less than (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from bmv2.netns import Namespace, VethPair, raw_socket, segmentation_offloads_of
 from bmv2.pyswitch import Switch
 
 K = 30
+SLOTS = 4096                 # record_read's slots (a power of two: the draw needs no retry)
+PAIRS = 8                    # its 64-bit payload pairs
 PREFIX = "p4rnc"
 REQUEST_TYPE = b"\x88\x01"   # EtherType low byte = multicast group 1
 FORWARD_TYPE = b"\x88\x02"
@@ -49,7 +55,8 @@ PACKET_OUTGOING = 4          # recvfrom's packet type of a frame the host sent i
 TEMPLATE = """#include <core.p4>
 #include <v1model.p4>
 header eth_t { bit<48> dst; bit<48> src; bit<16> etype; }
-struct headers_t { eth_t eth; }
+header rec_t { bit<32> stamp; bit<32> priority; %(pairs)s }
+struct headers_t { eth_t eth; rec_t rec; }
 struct metadata_t { %(fields)s }
 parser P(packet_in pkt, out headers_t hdr, inout metadata_t meta,
          inout standard_metadata_t std) {
@@ -67,27 +74,39 @@ control E(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t 
     apply { %(body)s }
 }
 control CC(inout headers_t hdr, inout metadata_t meta) { apply { } }
-control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.rec); } }
 V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
 
 
 def programs(k: int = K) -> dict[str, str]:
-    """The three programs' P4 source, by name."""
-    fields = " ".join(f"bit<32> a{i};" for i in range(k + 1)) + " bit<32> x;"
+    """The four programs' P4 source, by name."""
+    fields = " ".join(f"bit<32> a{i};" for i in range(k + 1)) + " bit<32> x; bit<32> slot;"
+    pairs = " ".join(f"bit<64> p{i};" for i in range(PAIRS))
     first = "meta.a0 = (bit<32>)hdr.eth.etype;"
     adds = [f"meta.a{i + 1} = meta.a{i} + {i + 1};" for i in range(k)]
     # the sum leaves in the frame, so that no compiler may drop the additions
     last = f"hdr.eth.src[31:0] = meta.a{k};"
     branches = [f"{a} if (meta.a{i + 1} == 7) {{ meta.x = {i}; }}" for i, a in enumerate(adds)]
+    arrays = [f"register<bit<32>>({SLOTS}) stamps; register<bit<32>>({SLOTS}) priorities;"]
+    arrays += [f"register<bit<64>>({SLOTS}) pair{i};" for i in range(PAIRS)]
+    reads = ["stamps.read(hdr.rec.stamp, meta.slot);",
+             "priorities.read(hdr.rec.priority, meta.slot);"]
+    reads += [f"pair{i}.read(hdr.rec.p{i}, meta.slot);" for i in range(PAIRS)]
+    read_record = (f"action read_record() {{ random(meta.slot, 32w0, 32w{SLOTS - 1}); "
+                   "hdr.rec.setValid(); " + " ".join(reads) + " }")
+    common = {"fields": fields, "pairs": pairs}
     return {
-        "bare": TEMPLATE % {"fields": fields, "actions": "", "body": ""},
-        "one_action": TEMPLATE % {"fields": fields,
+        "bare": TEMPLATE % {**common, "actions": "", "body": ""},
+        "one_action": TEMPLATE % {**common,
                                   "actions": ("action adds() { " + first + " ".join(adds)
                                               + last + " }"),
                                   "body": "adds();"},
-        "statements": TEMPLATE % {"fields": fields, "actions": "",
+        "statements": TEMPLATE % {**common, "actions": "",
                                   "body": first + " " + " ".join(branches) + last},
+        "record_read": TEMPLATE % {**common,
+                                   "actions": " ".join(arrays) + " " + read_record,
+                                   "body": "read_record();"},
     }
 
 
