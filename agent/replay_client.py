@@ -86,6 +86,8 @@ from agent.udp import udp_socket
 log = logging.getLogger(__name__)
 
 BACKENDS = ("switch", "host", "inprocess")
+_REPLY, _SAMPLE = int(protocol.Flag.REPLY), int(Op.SAMPLE)
+_OK, _NOT_READY = int(Status.OK), int(Status.NOT_READY)
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
              "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
              "malformed_replies", "rate_limited", "not_ready")
@@ -204,11 +206,13 @@ class UdpTransport:
             log.debug("send failed: %s", exc)
 
     def recv(self, timeout: float) -> Message | None:
-        deadline = time.monotonic() + timeout
+        deadline = None
         while True:
             try:
                 data = self._sock.recv(4096, socket.MSG_DONTWAIT)
             except BlockingIOError:
+                if deadline is None:
+                    deadline = time.monotonic() + timeout
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._poll.poll(remaining * 1000.0):
                     return None
@@ -509,29 +513,32 @@ class ReplayClient:
 
     def _dispatch(self, msg: Message) -> None:
         pending = self._by_id.get(msg.request_id)
-        if pending is None or not msg.is_reply or msg.op != pending.op:
-            if msg.is_reply and msg.op == Op.SAMPLE and msg.status == Status.NOT_READY:
+        status = msg.status
+        if pending is None or not msg.flags & _REPLY or msg.op != pending.op:
+            if msg.is_reply and msg.op == Op.SAMPLE and status == Status.NOT_READY:
                 self._counts["not_ready"] += 1  # of a batch already done: a missing sample
-            elif msg.is_reply and not msg.ok and msg.status != Status.STALE:
+            elif msg.is_reply and not msg.ok and status != Status.STALE:
                 self._note_refusal(msg)
             else:
                 self._counts["dropped_replies"] += 1
             return
         key = (msg.request_id, msg.index)
-        if pending.op == Op.SAMPLE and msg.status == Status.NOT_READY:
-            self._not_ready(pending, key)
-            return
-        if pending.op == Op.SAMPLE and msg.ok:
-            if key in pending.replies:
-                self._counts["dropped_replies"] += 1
+        if pending.op == _SAMPLE:  # the per-reply path: plain ints, no enum lookups
+            if status == _NOT_READY:
+                self._not_ready(pending, key)
                 return
-            pending.replies[key] = msg
-            pending.last_reply = time.monotonic()
-            if len(pending.replies) >= pending.want:
-                self._finish(pending)
-            elif len(pending.replies) + len(pending.not_ready) >= pending.want:
-                self._short_of_data(pending)
-            return
+            if status == _OK:
+                replies = pending.replies
+                if key in replies:
+                    self._counts["dropped_replies"] += 1
+                    return
+                replies[key] = msg
+                pending.last_reply = time.monotonic()
+                if len(replies) >= pending.want:
+                    self._finish(pending)
+                elif len(replies) + len(pending.not_ready) >= pending.want:
+                    self._short_of_data(pending)
+                return
         if msg.ok or (pending.op == Op.UPDATE and msg.status == Status.STALE):
             pending.replies[key] = msg
         else:
