@@ -71,6 +71,7 @@ class Dataplane:
         self._live: Switch | None = None
         self._saved: Switch | None = None
         self._transmit: OutputHook = lambda port, frame: None
+        self._flush: Callable[[], None] = lambda: None
         self._packet_in: Callable[[bytes], None] | None = None
 
     # -- pipelines ---------------------------------------------------------
@@ -159,9 +160,11 @@ class Dataplane:
 
     # -- packets -------------------------------------------------------------
 
-    def set_transmit(self, transmit: OutputHook) -> None:
-        """Where frames for ports other than the CPU port go."""
+    def set_transmit(self, transmit: OutputHook, flush: Callable[[], None] | None = None) -> None:
+        """Where frames for ports other than the CPU port go; ``flush`` (if given) is
+        called once a received frame's passes are done: what ``transmit`` queued leaves."""
         self._transmit = transmit
+        self._flush = flush or (lambda: None)
 
     def set_packet_in(self, sink: Callable[[bytes], None] | None) -> None:
         """Where frames for the CPU port go (None: dropped)."""
@@ -184,7 +187,10 @@ class Dataplane:
             switch = self._live
             if switch is None:
                 return
-            switch.process(port, frame, emit)
+            try:
+                switch.process(port, frame, emit)
+            finally:
+                self._flush()
         if self._packet_in is not None:
             for out_frame in to_cpu:
                 self._packet_in(out_frame)
