@@ -210,7 +210,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
         except TargetError as exc:
             raise UsageError(f"{args.json}: {exc}") from None
     ports = PortSet(args.ports, dataplane.receive)
-    dataplane.set_transmit(ports.queue, ports.flush)
+    dataplane.set_transmit(ports.send)
     server = P4RuntimeServer(dataplane, args.device_id, args.grpc_server_addr, credentials)
     try:
         server.start()

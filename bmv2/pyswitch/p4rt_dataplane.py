@@ -71,7 +71,6 @@ class Dataplane:
         self._live: Switch | None = None
         self._saved: Switch | None = None
         self._transmit: OutputHook = lambda port, frame: None
-        self._flush: Callable[[], None] = lambda: None
         self._packet_in: Callable[[bytes], None] | None = None
 
     # -- pipelines ---------------------------------------------------------
@@ -160,11 +159,9 @@ class Dataplane:
 
     # -- packets -------------------------------------------------------------
 
-    def set_transmit(self, transmit: OutputHook, flush: Callable[[], None] | None = None) -> None:
-        """Where frames for ports other than the CPU port go; ``flush`` (if given) is
-        called once a received frame's passes are done: what ``transmit`` queued leaves."""
+    def set_transmit(self, transmit: OutputHook) -> None:
+        """Where frames for ports other than the CPU port go."""
         self._transmit = transmit
-        self._flush = flush or (lambda: None)
 
     def set_packet_in(self, sink: Callable[[bytes], None] | None) -> None:
         """Where frames for the CPU port go (None: dropped)."""
@@ -187,10 +184,7 @@ class Dataplane:
             switch = self._live
             if switch is None:
                 return
-            try:
-                switch.process(port, frame, emit)
-            finally:
-                self._flush()
+            switch.process(port, frame, emit)
         if self._packet_in is not None:
             for out_frame in to_cpu:
                 self._packet_in(out_frame)

@@ -6,20 +6,11 @@ frame received on it (frames the host itself sends out are skipped, like
 bmv2's pcap capture in direction "in") to the switch. Frames the switch emits
 on a port are written to its interface; frames for ports without one are
 dropped, as bmv2 does.
-
-Frames leave through a transmit ring on each port's socket (PACKET_TX_RING,
-TPACKET_V2): ``queue`` copies a frame into the ring, and one ``send`` system
-call hands the kernel every frame queued, at least every ``FLUSH_EVERY`` frames
-and whenever the caller calls ``flush`` (the switch does after each received
-frame's passes). A SAMPLE's replies then cost a copy into the ring each and a
-system call per FLUSH_EVERY of them instead of one each. Where the kernel
-refuses the ring, and for a frame larger than a ring slot, ``send`` is used.
 """
 
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import selectors
 import socket
@@ -37,15 +28,6 @@ RECEIVE_BUFFER_BYTES = 8 << 20   # per port socket (capped by net.core.rmem_max)
 PACKET_MR_PROMISC = 1
 PACKET_OUTGOING = 4
 MAX_FRAME = 65535
-PACKET_VERSION, TPACKET_V2 = 10, 1
-PACKET_TX_RING = 13
-PACKET_LOSS = 14                 # a malformed ring frame is skipped, not retried forever
-TP_STATUS_AVAILABLE, TP_STATUS_SEND_REQUEST = 0, 1
-RING_FRAME_BYTES = 2048          # a ring slot: the TPACKET_V2 header, then the frame
-RING_FRAMES_PER_BLOCK = 8
-RING_BLOCKS = 32                 # 256 slots, 512 KiB per port
-RING_DATA_OFFSET = 32            # TPACKET2_HDRLEN - sizeof(struct sockaddr_ll)
-FLUSH_EVERY = 16                 # queued frames that leave without waiting for flush()
 
 Receiver = Callable[[int, bytes], None]
 
@@ -107,63 +89,12 @@ def _open(iface: str) -> socket.socket:
     return sock
 
 
-class TxRing:
-    """A socket's PACKET_TX_RING: frames copied into slots, sent by one system call."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        """Map a ring on ``sock`` (OSError if the kernel refuses it)."""
-        sock.setsockopt(SOL_PACKET, PACKET_VERSION, TPACKET_V2)
-        sock.setsockopt(SOL_PACKET, PACKET_LOSS, 1)
-        block = RING_FRAME_BYTES * RING_FRAMES_PER_BLOCK
-        self.slots = RING_FRAMES_PER_BLOCK * RING_BLOCKS
-        sock.setsockopt(SOL_PACKET, PACKET_TX_RING,
-                        struct.pack("IIII", block, RING_BLOCKS, RING_FRAME_BYTES, self.slots))
-        self._ring = mmap.mmap(sock.fileno(), block * RING_BLOCKS)
-        self._view = memoryview(self._ring)
-        self._sock = sock
-        self._next = 0
-        self.pending = 0
-
-    def put(self, frame: bytes) -> bool:
-        """Copy ``frame`` into the next slot (False: it does not fit, or the ring stays full)."""
-        size = len(frame)
-        if size > RING_FRAME_BYTES - RING_DATA_OFFSET:
-            return False
-        offset = self._next * RING_FRAME_BYTES
-        if struct.unpack_from("I", self._ring, offset)[0] != TP_STATUS_AVAILABLE:
-            self.flush()   # the kernel frees a slot once its frame is sent
-            if struct.unpack_from("I", self._ring, offset)[0] != TP_STATUS_AVAILABLE:
-                return False
-        start = offset + RING_DATA_OFFSET
-        self._view[start:start + size] = frame
-        struct.pack_into("II", self._ring, offset + 4, size, size)   # tp_len, tp_snaplen
-        struct.pack_into("I", self._ring, offset, TP_STATUS_SEND_REQUEST)
-        self._next = (self._next + 1) % self.slots
-        self.pending += 1
-        if self.pending >= FLUSH_EVERY:
-            self.flush()
-        return True
-
-    def flush(self) -> None:
-        """Hand the kernel every frame queued (OSError as ``send`` raises it)."""
-        if self.pending:
-            self.pending = 0
-            self._sock.send(b"")
-
-    def close(self) -> None:
-        """Unmap the ring (the socket is closed by its owner)."""
-        self._view.release()
-        self._ring.close()
-
-
 class PortSet:
     """The switch's interfaces: a receive thread per port and a send path."""
 
     def __init__(self, interfaces: dict[int, str], receive: Receiver) -> None:
         self._receive = receive
         self._sockets: dict[int, socket.socket] = {}
-        self._rings: dict[int, TxRing] = {}
-        self._send_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = threading.Event()
@@ -184,12 +115,6 @@ class PortSet:
             self.close()
             raise
         self.interfaces = dict(interfaces)
-        for port, sock in self._sockets.items():
-            try:
-                self._rings[port] = TxRing(sock)
-            except OSError as exc:   # an old kernel: one send per frame
-                log.info("port %d (%s): no transmit ring (%s), sending frame by frame",
-                         port, interfaces[port], exc.strerror)
 
     @property
     def ports(self) -> list[int]:
@@ -205,38 +130,16 @@ class PortSet:
             thread.start()
             self._threads.append(thread)
 
-    def queue(self, port: int, frame: bytes) -> None:
-        """Queue a frame on a port's interface (dropped if the port has none): it
-        leaves with the next ``flush``, or sooner (``FLUSH_EVERY``)."""
+    def send(self, port: int, frame: bytes) -> None:
+        """Write a frame on a port's interface (dropped if the port has none)."""
         sock = self._sockets.get(port)
         if sock is None or self._stopping.is_set():
             return
-        with self._send_lock:
-            ring = self._rings.get(port)
-            try:
-                if ring is not None:
-                    if ring.put(frame):
-                        return
-                    ring.flush()   # what is queued leaves first
-                sock.send(frame)
-            except OSError as exc:
-                log.warning("port %d (%s): frame of %d bytes not sent: %s",
-                            port, self.interfaces[port], len(frame), exc.strerror)
-
-    def flush(self) -> None:
-        """Send every frame queued."""
-        with self._send_lock:
-            for port, ring in self._rings.items():
-                try:
-                    ring.flush()
-                except OSError as exc:
-                    log.warning("port %d (%s): queued frames not sent: %s",
-                                port, self.interfaces[port], exc.strerror)
-
-    def send(self, port: int, frame: bytes) -> None:
-        """Write a frame on a port's interface now (dropped if the port has none)."""
-        self.queue(port, frame)
-        self.flush()
+        try:
+            sock.send(frame)
+        except OSError as exc:
+            log.warning("port %d (%s): frame of %d bytes not sent: %s",
+                        port, self.interfaces[port], len(frame), exc.strerror)
 
     def _rx_loop(self, port: int, sock: socket.socket) -> None:
         with selectors.DefaultSelector() as selector:
@@ -271,10 +174,7 @@ class PortSet:
         os.write(self._wake_w, b"x")
         for thread in self._threads:
             thread.join(timeout=2.0)
-        with self._send_lock:
-            for ring in self._rings.values():
-                ring.close()
-            for sock in self._sockets.values():
-                sock.close()
+        for sock in self._sockets.values():
+            sock.close()
         os.close(self._wake_r)
         os.close(self._wake_w)

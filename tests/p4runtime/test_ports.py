@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import queue
-import socket
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from bmv2.netns import Namespace, VethPair, inside, raw_socket
-from bmv2.pyswitch.ports import FLUSH_EVERY, PortError, PortSet, parse_port_spec
+from bmv2.pyswitch.ports import PortError, PortSet, parse_port_spec
 from tests import needs
 
 TAG = f"p4rt{os.getpid() % 10000}"
@@ -63,43 +62,6 @@ def test_frames_in_and_out(wires: dict[str, str]) -> None:
     finally:
         ports.close()
         h1.close()
-        h2.close()
-
-
-def _frames_until_quiet(sock: socket.socket, want: int) -> list[bytes]:
-    """Frames of the test's EtherType on ``sock`` until ``want`` arrived or 0.5 s pass."""
-    got: list[bytes] = []
-    sock.settimeout(0.5)
-    try:
-        while len(got) < want:
-            frame = sock.recv(65535)
-            if frame[12:14] == b"\x88\x88":
-                got.append(frame)
-    except TimeoutError:
-        pass
-    return got
-
-
-@pytest.mark.netns
-def test_queued_frames_leave_in_order_by_flush_or_when_enough_are_queued(
-        wires: dict[str, str]) -> None:
-    with inside(wires["sw"]):
-        ports = PortSet({1: f"{TAG}s1", 2: f"{TAG}s2"}, lambda port, frame: None)
-    h2 = raw_socket(f"{TAG}h2", wires["h2"])
-    try:
-        frames = [b"\x06" * 6 + b"\x02" * 6 + b"\x88\x88" + i.to_bytes(2, "big") * 30
-                  for i in range(FLUSH_EVERY + 5)]
-        for frame in frames:
-            ports.queue(2, frame)
-        # FLUSH_EVERY left on their own; the last 5 wait for flush()
-        assert _frames_until_quiet(h2, len(frames)) == frames[:FLUSH_EVERY]
-        ports.flush()
-        assert _frames_until_quiet(h2, 5) == frames[FLUSH_EVERY:]
-        big = frames[0][:14] + b"\x00" * 1486   # a full 1,500-byte MTU: fits a ring slot
-        ports.send(2, big)
-        assert _frames_until_quiet(h2, 1) == [big]
-    finally:
-        ports.close()
         h2.close()
 
 
