@@ -20,7 +20,7 @@ from agent import protocol
 from bmv2.pyswitch import Lpm, Switch
 from bmv2.pyswitch.compiler import compile_program
 from bmv2.pyswitch.engine import Engine
-from bmv2.pyswitch.optimize import Facts, optimize_source
+from bmv2.pyswitch.optimize import Facts, optimize_source, share_locals
 
 from .corpus import CORPORA, REPLAY_JSON, apply_setup
 
@@ -307,3 +307,42 @@ def test_timestamps_taken_only_when_read() -> None:
     assert outs[0][0] == outs[0][1]
     (_p1, a), (_p2, b) = outs[1][0][0], outs[1][1][0]
     assert int.from_bytes(b[6:12], "big") - int.from_bytes(a[6:12], "big") >= 2000
+
+
+def test_locals_share_names() -> None:
+    """Locals whose lives are disjoint take one name; one read where it may be unbound
+    keeps its own (its UnboundLocalError stays), and so do the parameters."""
+    src = ("def N(pk, F):\n"
+           "    a = F[1] + 1\n"
+           "    F[10] = a * 2\n"
+           "    b = F[2] + a\n"
+           "    if b > 3:\n"
+           "        c = b - 3\n"
+           "        F[11] = c\n"
+           "    else:\n"
+           "        d = b + 1\n"
+           "        F[12] = d\n"
+           "    e = F[3]\n"
+           "    if e:\n"
+           "        u = 5\n"
+           "    F[13] = u + e\n"
+           "    pk = F[4]\n"
+           "    F[14] = pk\n")
+    fn = ast.parse(src)
+    share_locals(fn.body[0])  # type: ignore[arg-type]
+    text = ast.unparse(fn)
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)}
+    assert stored == {"a", "b", "u", "pk"}, text  # c, d, e reuse a's name; u stays
+    for F0 in ([0] * 20, list(range(20)), [0, 9] * 10, [0, 0, 0, 1] * 5):
+        results = []
+        for code in (src, text):
+            ns: dict[str, Any] = {}
+            exec(code, ns)
+            F = list(F0)
+            try:
+                ns["N"](None, F)
+                results.append(F)
+            except UnboundLocalError:
+                results.append(None)
+        assert results[0] == results[1], text
