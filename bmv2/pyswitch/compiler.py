@@ -103,9 +103,11 @@ class Generator:
             make_hash(str(algo), where)
             self.calc_algos[k] = str(algo)
             csum = algo in ("csum16", "cksum16")
-            body, payload = self._calc_input(calc.get("input", []), where, csum)
+            body, payload, pad = self._calc_input(calc.get("input", []), where, csum)
             if csum and not payload:
-                body.append("return _csum_int(_v << (-_n % 16))")
+                shift = "(-_n % 16)" if pad is None else str(pad) if pad else ""
+                body.append(f"return _csum_int(_v << {shift})" if shift else
+                            "return _csum_int(_v)")
             else:
                 tail = " + pk.payload" if payload else ""
                 body.append(f"return HASH{k}((_v << (-_n % 8)).to_bytes((_n + 7) // 8, 'big')"
@@ -113,9 +115,11 @@ class Generator:
             self.lines += [f"def H{k}(F, pk):", *_indent(body), ""]
 
     def _calc_input(self, inputs: list[Any], where: str,
-                    csum: bool = False) -> tuple[list[str], bool]:
-        """Code leaving the concatenated inputs in ``_v`` (``_n`` bits), and whether the
-        payload follows. With ``csum`` (a 16-bit one's complement sum follows, unless the
+                    csum: bool = False) -> tuple[list[str], bool, int | None]:
+        """Code leaving the concatenated inputs in ``_v`` (``_n`` bits), whether the
+        payload follows, and ``-_n % 16`` when it is the same in every run (then ``_n``
+        is not computed: every input that may be absent is a multiple of 16 bits long).
+        With ``csum`` (a 16-bit one's complement sum follows, unless the
         payload does) ``_v`` is only congruent to the concatenation modulo 0xFFFF, and
         zero exactly when it is: as 2**16 = 1 (mod 0xFFFF), a field at bit offset o
         counts as ``field << (o % 16)``, and small sums are cheaper than a wide
@@ -123,6 +127,11 @@ class Generator:
         on its own, and then the whole calculation is an exact concatenation."""
         lines, payload, groups = self._calc_groups(inputs, where)
         fixed = all(isinstance(w, int) for _h, parts in groups for _c, w in parts)
+        pad = None
+        if csum and fixed and not payload and all(
+                h is None or sum(int(w) for _c, w in parts) % 16 == 0 for h, parts in groups):
+            pad = -sum(int(w) for _h, parts in groups for _c, w in parts) % 16
+            lines.remove("_n = 0")
         for h, parts in groups:
             stmt: list[str] = []
             if not all(isinstance(w, int) for _c, w in parts):
@@ -134,7 +143,9 @@ class Generator:
                 for i, (c, _w) in enumerate(parts):
                     off = sum(int(w) for _c, w in parts[i + 1:]) % 16
                     terms.append(f"({c} << {off})" if off else c)
-                stmt = [f"_v = (_v << {width % 16}) + {' + '.join(terms)}", f"_n += {width}"]
+                stmt = [f"_v = (_v << {width % 16}) + {' + '.join(terms)}"]
+                if pad is None:
+                    stmt.append(f"_n += {width}")
             else:
                 width = sum(int(w) for _c, w in parts)
                 concat = " | ".join(f"({c} << {sum(int(w) for _c, w in parts[i + 1:])})"
@@ -144,7 +155,7 @@ class Generator:
                 lines += stmt
             else:
                 lines += [f"if F[{h.valid_slot}]:", *_indent(stmt)]
-        return lines, payload
+        return lines, payload, pad
 
     def _calc_groups(self, inputs: list[Any], where: str
                      ) -> tuple[list[str], bool, list[tuple[HeaderInfo | None,
@@ -260,14 +271,17 @@ class Generator:
                          (f"({v} << {shift})" if shift else v))
         return "(" + " | ".join(parts) + ")", f"({h.nbits} + {width})"
 
-    def _checksum_calc(self, ck: dict[str, Any]) -> str:
-        """Call computing checksum ``ck`` (a generic calculation or bmv2's 'ipv4')."""
+    def _checksum_calc(self, ck: dict[str, Any]) -> Data:
+        """Call computing checksum ``ck`` (a generic calculation or bmv2's 'ipv4'); a
+        one's complement sum is known to fit 16 bits."""
         kind = ck.get("type", "generic")
         if kind == "generic":
             name = ck.get("calculation")
             if name not in self.calc_ids:
                 raise ProgramError(f"checksum '{ck.get('name')}' uses unknown calculation {name!r}")
-            return f"H{self.calc_ids[name]}(F, pk)"
+            k = self.calc_ids[name]
+            csum = self.calc_algos[k] in ("csum16", "cksum16")
+            return Data(f"H{k}(F, pk)", 16 if csum else None)
         if kind == "ipv4":
             h = self.prog.header(ck["target"][0], f"checksum '{ck.get('name')}'")
             if h.varbit is not None:
@@ -276,7 +290,7 @@ class Generator:
             if h.nbits < 96:
                 raise ProgramError(f"ipv4 checksum on short header '{h.name}'")
             clear = ~(0xFFFF << (h.nbits - 96))
-            return f"_csum_int(({self._header_int(h)}) & {clear})"
+            return Data(f"_csum_int(({self._header_int(h)}) & {clear})", 16)
         raise UnsupportedConstruct(f"checksum type '{kind}' in checksum '{ck.get('name')}'")
 
     def _checksums(self, update: bool) -> list[str]:
@@ -292,10 +306,10 @@ class Generator:
             calc = self._checksum_calc(ck)
             if update:
                 lines += [f"if {test}:",
-                          f"    F[{target.slot}] = {fit(Data(calc), target.width, target.signed)}"]
+                          f"    F[{target.slot}] = {fit(calc, target.width, target.signed)}"]
             else:
                 valid = "True" if th.metadata else f"F[{th.valid_slot}]"
-                lines += [f"if {valid} and {test} and {calc} != "
+                lines += [f"if {valid} and {test} and {calc.code} != "
                           f"{_field_value(f'F[{target.slot}]', target.width, target.signed)}:",
                           "    pk.cksum_err = True"]
         return lines

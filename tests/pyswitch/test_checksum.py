@@ -89,3 +89,15 @@ def test_checksum_verify_ignores_invalid_header(sw: Switch) -> None:
     arp = bytes.fromhex("020000000001020000000002") + b"\x08\x06" + bytes(28)
     assert sw.process(0, arp) == []
     assert sw.stats.dropped == 1
+
+
+def test_checksum_code_knows_its_widths(sw: Switch) -> None:
+    """A one's complement sum over inputs whose absent parts are multiples of 16 bits
+    shifts by a constant (no bit count at run time), and its 16-bit result is stored
+    without a mask."""
+    src = sw.generated_source
+    assert "_csum_int(_v << 8)" in src and "_csum_int(_v)" in src, src
+    assert "-_n % 16" not in src, src
+    deparse = src.split("def deparse(", 1)[1].split("\ndef ", 1)[0]
+    stores = [line for line in deparse.splitlines() if "= H" in line]
+    assert len(stores) == 2 and not any("&" in line for line in stores), deparse
