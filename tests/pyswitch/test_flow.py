@@ -211,3 +211,27 @@ def test_load_replaces_pipeline_and_clears_state(sw: Switch) -> None:
     sw.load(sw.program_json)
     assert sw.register_read("I.store", 1) == 0
     assert sw.mc_groups() == {} and sw.clone_sessions() == {}
+
+
+def test_replicas_start_with_fresh_packet_registers(load, monkeypatch) -> None:
+    """Every multicast copy's egress pass starts with the registers of a new packet,
+    whatever the copy before it set (here: copy 1 recirculates)."""
+    from bmv2.pyswitch.engine import Engine
+    from bmv2.pyswitch.packet import Pkt
+
+    s = load("replicate_egress")
+    s.mc_group_set(1, [(2, 0), (2, 1), (2, 2), (2, 3)])
+    seen: list[dict[str, object]] = []
+    egress = Engine._egress
+
+    def spy(self: Engine, pk: Pkt, *args: object) -> None:
+        seen.append({a: getattr(pk, a) for a in Pkt.__slots__ if a not in ("F", "eport")})
+        egress(self, pk, *args)
+
+    monkeypatch.setattr(Engine, "_egress", spy)
+    data = struct.pack("!BHI", 2, 1, 7) + PAYLOAD
+    s.process(1, data)
+    assert s.stats.recirculations == 1
+    fresh = Pkt([], PAYLOAD, 1, len(data), data)
+    want = {a: getattr(fresh, a) for a in Pkt.__slots__ if a not in ("F", "eport")}
+    assert seen[:4] == [want] * 4
