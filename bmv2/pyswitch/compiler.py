@@ -78,6 +78,7 @@ class Generator:
         self.controls = ControlGen(prog, self.expr, self.prims)
         self.lines: list[str] = []
         self.calc_algos: dict[int, str] = {}
+        self.calc_bodies: dict[str, list[str]] = {}  # H<k>'s call -> body (ends in a return)
         self.structs: list[str] = []  # struct formats of the deparser, _PK<k>
 
     # ---- actions ----------------------------------------------------------
@@ -112,6 +113,7 @@ class Generator:
                 tail = " + pk.payload" if payload else ""
                 body.append(f"return HASH{k}((_v << (-_n % 8)).to_bytes((_n + 7) // 8, 'big')"
                             f"{tail})")
+            self.calc_bodies[f"H{k}(F, pk)"] = body
             self.lines += [f"def H{k}(F, pk):", *_indent(body), ""]
 
     def _calc_input(self, inputs: list[Any], where: str,
@@ -305,7 +307,10 @@ class Generator:
             test = self.expr.boolean(cond, Ctx(where)).code if cond is not None else "True"
             calc = self._checksum_calc(ck)
             if update:
-                lines += [f"if {test}:",
+                # a calculation's body inline: the deparser makes no call for it
+                body = self.calc_bodies.get(calc.code, [f"return {calc.code}"])
+                calc = Data(body[-1].removeprefix("return "), calc.bits)
+                lines += [f"if {test}:", *_indent(body[:-1]),
                           f"    F[{target.slot}] = {fit(calc, target.width, target.signed)}"]
             else:
                 valid = "True" if th.metadata else f"F[{th.valid_slot}]"
