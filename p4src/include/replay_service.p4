@@ -60,8 +60,10 @@
  * entries), which also gives a RESET copy its slot. */
 control ReplayPlan(in headers_t hdr, inout metadata_t meta) {
     RESET_SLOT_CELL
-    /* The slot, stamp and priority the request names (a refusal's too). */
+    /* The table (its state's index), the slot, stamp and priority the
+     * request names (a refusal's too). */
     action keep() {
+        meta.table_index = (bit<32>)hdr.replay.table_id;
         meta.slot = hdr.replay.slot;
         meta.stamp = hdr.replay.stamp;
         meta.priority = hdr.replay.priority;
@@ -90,6 +92,7 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta) {
     /* A RESET copy clears its slot (the round's first plus its index); the
      * ring and the max only in the last copy of the last round. */
     action reset_copy(bit<8> ring_op, bit<8> max_op) {
+        meta.table_index = (bit<32>)hdr.replay.table_id;
         meta.ring_op = ring_op;
         meta.guard_op = GUARD_WRITE;
         meta.max_op = max_op;
@@ -318,10 +321,11 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     PHASE_PLANNER
     REPLY_INDEX_CELL
 
-    /* index - count (a copy's index is its rid's low byte: taken from the rid,
-     * so that the check below waits for nothing) and size - min_size, for
-     * BELOW (headers.p4). */
+    /* A copy's index (REPLY_INDEX: its rid's low byte) and index - count,
+     * taken from the rid, so that the check below waits for nothing; and
+     * size - min_size, for BELOW (headers.p4). */
     action measure_copy() {
+        REPLY_INDEX
         meta.copy_margin = meta.rid[7:0] - hdr.replay.count;
     }
 
@@ -332,7 +336,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     apply {
         bit<8> op = hdr.replay.op;
         if (meta.is_replica == 1) {
-            REPLY_INDEX
             measure_copy();
         } else {
             meta.index = meta.copy_index;
@@ -343,8 +346,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
-            meta.table_index = (bit<32>)hdr.replay.table_id;
-            plan.apply(hdr, meta);
+            plan.apply(hdr, meta);   /* also sets meta.table_index */
             bit<32> bucket;
             bit<32> op_bucket;
             stats_buckets.apply(hdr, meta, bucket, op_bucket);

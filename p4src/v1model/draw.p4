@@ -21,20 +21,24 @@
 #define FOR_EACH_MORE_DRAW(X) X(1) X(2) X(3)
 
 /* meta.mask -> the smallest 2^k - 1 >= it: its leading bit smeared right in
- * six steps, each its own action (in one action p4c would substitute every
- * step into the next, doubling the expression six times). */
+ * six steps, statements of whatever action needs the mask (each step reads
+ * the field the one before wrote: p4c keeps six assignments, and bmv2 applies
+ * one table for all of them instead of one per step). */
+#define SMEAR_MASK \
+    meta.mask = meta.mask | (meta.mask >> 1); \
+    meta.mask = meta.mask | (meta.mask >> 2); \
+    meta.mask = meta.mask | (meta.mask >> 4); \
+    meta.mask = meta.mask | (meta.mask >> 8); \
+    meta.mask = meta.mask | (meta.mask >> 16); \
+    meta.mask = meta.mask | (meta.mask >> 32);
+
 control PowerOfTwoMask(inout metadata_t meta) {
-    action smear(bit<8> shift) {
-        meta.mask = meta.mask | (meta.mask >> shift);
+    action smear() {
+        SMEAR_MASK
     }
 
     apply {
-        smear(1);
-        smear(2);
-        smear(4);
-        smear(8);
-        smear(16);
-        smear(32);
+        smear();
     }
 }
 
@@ -43,6 +47,7 @@ control UniformDraw(inout metadata_t meta) {
     action draw_first() {
         random(meta.slot, 32w0, 32w0xFFFFFFFF);
         meta.slot = meta.slot & meta.size_mask;
+        meta.found = (bit<1>)(meta.slot < meta.size);
     }
 
     action draw_more() {
@@ -59,9 +64,7 @@ control UniformDraw(inout metadata_t meta) {
 
     apply {
         draw_first();
-        if (meta.slot < meta.size) {
-            meta.found = 1;
-        } else {
+        if (meta.found == 0) {
             draw_more();
         }
     }
@@ -70,11 +73,13 @@ control UniformDraw(inout metadata_t meta) {
 /* Proportional: meta.r in [0, meta.total), a 64-bit value; the sum tree
  * walks it down to a leaf. */
 control ProportionalDraw(inout metadata_t meta) {
-    PowerOfTwoMask() power_of_two;
-
+    /* The mask smeared, then the first attempt (meta.mask = total - 1 set
+     * before: in the action, p4c would substitute it into every step). */
     action draw_first() {
+        SMEAR_MASK
         random(meta.r, 64w0, 64w0xFFFFFFFFFFFFFFFF);
         meta.r = meta.r & meta.mask;
+        meta.found = (bit<1>)(meta.r < meta.total);
     }
 
     action draw_more() {
@@ -90,11 +95,8 @@ control ProportionalDraw(inout metadata_t meta) {
 
     apply {
         meta.mask = meta.total - 1;
-        power_of_two.apply(meta);
         draw_first();
-        if (meta.r < meta.total) {
-            meta.found = 1;
-        } else {
+        if (meta.found == 0) {
             draw_more();
         }
     }
