@@ -12,7 +12,7 @@
  *
  * A uniform draw's mask is the ring's (ring_mask, kept with the size in
  * table_state.p4, so no copy computes it); a proportional draw's is the
- * total's leading bit smeared right (PowerOfTwoMask).
+ * total's leading bit smeared right (SMEAR_MASK, in its first attempt's action).
  */
 #ifndef REPLAY_DRAW_P4
 #define REPLAY_DRAW_P4
@@ -20,10 +20,10 @@
 /* The attempts after the first: meta.draw<i>, a random value masked. */
 #define FOR_EACH_MORE_DRAW(X) X(1) X(2) X(3)
 
-/* meta.mask -> the smallest 2^k - 1 >= it: its leading bit smeared right in
- * six steps, statements of whatever action needs the mask (each step reads
- * the field the one before wrote: p4c keeps six assignments, and bmv2 applies
- * one table for all of them instead of one per step). */
+/* meta.mask -> the smallest 2^k - 1 >= it: its leading bit smeared right in six
+ * steps, in the action that needs it (bmv2: one table for all six). Set meta.mask
+ * before that action: p4c substitutes a value the action assigns into each later
+ * step, doubling the expression six times (every step reads it twice). */
 #define SMEAR_MASK \
     meta.mask = meta.mask | (meta.mask >> 1); \
     meta.mask = meta.mask | (meta.mask >> 2); \
