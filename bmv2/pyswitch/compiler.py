@@ -326,19 +326,16 @@ class Generator:
         body = self._checksums(update=True)
         if d.get("primitives"):
             body += self.prims.body(d["primitives"], Ctx("deparser"))
-        body.append("out = []")
+        parts = []  # one expression per header (b'' when invalid), then the payload
         for name in d.get("order", []):
             h = self.prog.header(name, "deparser")
             if h.varbit is None:
-                emit = f"out.append({self._header_bytes(h)})"
+                emit = self._header_bytes(h)
             else:
                 bits, width = self._header_bits(h)
-                emit = f"out.append({bits}.to_bytes({width} >> 3, 'big'))"
-            if h.metadata:
-                body.append(emit)
-            else:
-                body += [f"if F[{h.valid_slot}]:", f"    {emit}"]
-        body += ["out.append(pk.payload)", "return b''.join(out)"]
+                emit = f"{bits}.to_bytes({width} >> 3, 'big')"
+            parts.append(emit if h.metadata else f"({emit} if F[{h.valid_slot}] else b'')")
+        body.append(f"return b''.join(({''.join(p + ', ' for p in parts)}pk.payload,))")
         self.lines += ["def deparse(pk, F):", *_indent(body), ""]
         verify = self._checksums(update=False) or ["pass"]
         self.lines += ["def verify(pk, F):", *_indent(verify), ""]
