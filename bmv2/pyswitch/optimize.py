@@ -15,7 +15,8 @@ function:
 2. One forward pass per function: constants and copies are propagated (action
    data of inlined entries, ``DROP_PORT``, ``pk.exit = True``), masks are
    dropped where the value's width is known to fit (unsigned fields and
-   registers always hold values of their width: every store truncates), range
+   registers always hold values of their width: every store truncates; a metadata
+   field every store fills from a narrower value holds that narrower width), range
    checks the width settles fold (``0 <= i < n`` is ``i < n`` for an unsigned
    ``i``), so are masks on a subtraction its test keeps in range
    (``a if a < b else (a - b) & M``), ``(1 if c else 0) == 1`` becomes ``c``,
@@ -56,7 +57,7 @@ from __future__ import annotations
 import ast
 import copy
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .program import Program
@@ -435,6 +436,23 @@ def _statements(body: list[ast.stmt]) -> Any:
             yield from _statements(h.body)
 
 
+def _assignments(fn: ast.FunctionDef) -> dict[str, list[ast.AST] | None]:
+    """Every value the function assigns each local (None: not only plain assignments)."""
+    assigned: dict[str, list[ast.AST] | None] = {}
+    for s in _statements(fn.body):
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    vs = assigned.setdefault(t.id, [])
+                    if vs is not None:
+                        vs.append(s.value)
+                elif isinstance(t, ast.Tuple):
+                    assigned.update((x.id, None) for x in t.elts if isinstance(x, ast.Name))
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            assigned[s.target.id] = None
+    return assigned
+
+
 class _ReadCheck:
     """Slots a function reads without a store of them earlier in the same call."""
 
@@ -444,19 +462,7 @@ class _ReadCheck:
         self.bad = bad
         self.all_bad = False
         self.stores: set[int] = set()
-        self.assigned: dict[str, list[ast.AST] | None] = {}
-        for s in _statements(fn.body):
-            if isinstance(s, ast.Assign):
-                for t in s.targets:
-                    if isinstance(t, ast.Name):
-                        vs = self.assigned.setdefault(t.id, [])
-                        if vs is not None:
-                            vs.append(s.value)
-                    elif isinstance(t, ast.Tuple):
-                        self.assigned.update((x.id, None) for x in t.elts
-                                             if isinstance(x, ast.Name))
-            elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
-                self.assigned[s.target.id] = None
+        self.assigned = _assignments(fn)
 
     def reads(self, e: ast.AST | None, stored: set[int]) -> None:
         if e is None:
@@ -580,6 +586,76 @@ def local_slots(funcs: list[ast.FunctionDef], keys: _Keys) -> set[int]:
         keys.field_reads = None
         return set()
     return {s for s in stores if s < facts.meta_slots and s not in bad}
+
+
+def _store_width(e: ast.AST, facts: Facts) -> int | None:
+    """A bound on the width of a value stored as generated (None: unknown)."""
+    if _is_int_const(e):
+        v = e.value  # type: ignore[attr-defined]
+        return v.bit_length() if v >= 0 else None
+    slot = _f_slot(e) if isinstance(e, ast.Subscript) and _is_f(e.value) else None
+    if slot is not None:
+        return facts.widths.get(slot)
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name):
+        return facts.registers.get(e.value.id)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitAnd):
+        ws = [w for w in (_store_width(e.left, facts), _store_width(e.right, facts))
+              if w is not None]
+        return min(ws) if ws else None
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitOr | ast.BitXor):
+        a, b = _store_width(e.left, facts), _store_width(e.right, facts)
+        return None if a is None or b is None else max(a, b)
+    return None
+
+
+def _narrow_metadata(funcs: list[ast.FunctionDef], facts: Facts) -> Facts:
+    """Metadata fields (not the engine's, not in field lists) that every store in the
+    generated code fills from narrower values (``meta.x = (bit<32>)hdr.y``) hold
+    values of that narrower width (metadata starts as 0)."""
+    bound: dict[int, int] = {}
+    unknown: set[int] = set()
+    generated = {fn.name for fn in funcs}
+    for fn in funcs:
+        assigned = _assignments(fn)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and any(_is_f(a) for a in n.args):
+                name = _call_name(n)
+                if name not in generated and name not in F_READ_ONLY and not (
+                        isinstance(n.func, ast.Attribute) and n.func.attr == "fn"):
+                    return facts  # a helper that may store anywhere
+                continue
+            if isinstance(n, ast.AugAssign):
+                targets, value = [n.target], None
+            elif isinstance(n, ast.Assign):
+                targets, value = n.targets, n.value
+            else:
+                continue
+            for t in targets:
+                if not (isinstance(t, ast.Subscript) and _is_f(t.value)):
+                    if isinstance(t, ast.Tuple | ast.List | ast.Starred):
+                        return facts
+                    continue
+                slot = _f_slot(t)
+                if slot is None:  # a slice or a computed index: what it may reach is lost
+                    sl = t.slice
+                    lo = sl.lower if isinstance(sl, ast.Slice) else sl
+                    hi = sl.upper if isinstance(sl, ast.Slice) else None
+                    if lo is None or _lower_bound(lo, assigned) < facts.meta_slots:
+                        if not (_is_int_const(lo) and _is_int_const(hi)):
+                            return facts
+                        unknown.update(range(lo.value, hi.value))  # type: ignore[union-attr]
+                    continue
+                w = None if value is None or len(targets) > 1 else _store_width(value, facts)
+                if w is None:
+                    unknown.add(slot)
+                else:
+                    bound[slot] = max(bound.get(slot, 0), w)
+    widths = dict(facts.widths)
+    for slot, w in bound.items():
+        if slot < facts.meta_slots and slot not in unknown and slot not in facts.external \
+                and w < widths.get(slot, 0):
+            widths[slot] = w
+    return replace(facts, widths=widths)
 
 
 # ---- step 2: the forward pass ----------------------------------------------------------------
@@ -1762,6 +1838,7 @@ def _optimize(src: str, facts: Facts) -> tuple[ast.Module, set[int] | None]:
     """The optimized module and the fields its code may read (None: any)."""
     tree = ast.parse(src)
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    facts = _narrow_metadata(funcs, facts)
     keys = _Keys(facts)
     keys.check_entries(funcs)
     slots = local_slots(funcs, keys)

@@ -346,3 +346,26 @@ def test_locals_share_names() -> None:
             except UnboundLocalError:
                 results.append(None)
         assert results[0] == results[1], text
+
+
+def test_metadata_filled_from_narrower_values_keeps_their_width() -> None:
+    """A metadata field every store fills from an 8-bit value holds 8 bits: shifting it
+    left by one needs no 32-bit mask. One also stored from a wide value keeps it."""
+    src = ("def A(pk, F, P):\n"
+           "    F[3] = F[9] & 255\n"
+           "    F[4] = F[9] & 255\n"
+           "def B(pk, F, P):\n"
+           "    F[3] = 7\n"
+           "    F[4] = F[9]\n"
+           "def N(pk, F):\n"
+           "    A(pk, F, ())\n"
+           "    F[10] = F[3] << 1 & 4294967295\n"
+           "    F[11] = F[4] << 1 & 4294967295\n"
+           "    B(pk, F, ())\n"
+           "    F[12] = F[3] << 1 & 4294967295\n")
+    for F in ([0] * 20, [2**31 + 5] * 20, list(range(20))):
+        want, _ = _run(src, F, False)
+        got, text = _run(src, F, True)
+        assert got == want, text
+    body = text.split("def N(", 1)[1]
+    assert body.count("4294967295") == 1 and "F[4] << 1 & 4294967295" in body, text
