@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from .compiler import Compiled
-from .packet import NO_TRUNCATE, Pkt
+from .packet import Pkt
 from .pre import Pre, Replica
 from .program import Program
 
@@ -199,9 +199,9 @@ class Engine:
                         F0, replicas, last = job.F, job.replicas, len(job.replicas) - 1
                         payload, iport, ilen, orig, plen = (job.payload, job.port, job.ilen,
                                                             job.orig, job.plen)
-                        # one Pkt for every replica, its registers reset for each (no
-                        # packet outlives its egress pass: clones and recirculated
-                        # packets are new ones), cheaper than a Pkt() call per copy
+                        # one Pkt for every replica, reset for each (no packet outlives
+                        # its egress pass: clones and recirculated packets are new
+                        # ones), cheaper than a Pkt() call per copy
                         rp = Pkt(F0, payload, iport, ilen, orig, plen)
                         for i in range(job.i, last + 1):
                             eport, rid = replicas[i]
@@ -217,16 +217,7 @@ class Engine:
                                 stats.loop_limit_drops += 1 + _waiting(egress_q) + len(ingress_q)
                                 return
                             egress_runs += 1
-                            rp.F = F
-                            rp.payload = payload
-                            rp.orig = orig
-                            rp.port = iport
-                            rp.ilen = ilen
-                            rp.plen = plen
-                            rp.eport = eport
-                            rp.clone = rp.clone_fl = rp.resub = rp.recirc = 0
-                            rp.trunc = NO_TRUNCATE
-                            rp.exit = rp.cksum_err = False
+                            rp.reset(F, payload, iport, ilen, orig, plen, eport)
                             try:
                                 egress(rp, egress_q, ingress_q, out)
                             except Exception:

@@ -20,6 +20,11 @@ class Pkt:
 
     def __init__(self, F: list[int], payload: bytes, port: int, ilen: int,
                  orig: bytes | None = None, plen: int | None = None, eport: int = 0) -> None:
+        self.reset(F, payload, port, ilen, orig, plen, eport)
+
+    def reset(self, F: list[int], payload: bytes, port: int, ilen: int,
+              orig: bytes | None = None, plen: int | None = None, eport: int = 0) -> None:
+        """Become a new packet (the engine reuses one Pkt for a multicast's copies)."""
         self.F = F
         self.payload = payload
         self.orig = payload if orig is None else orig
