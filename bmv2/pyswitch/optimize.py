@@ -1327,11 +1327,16 @@ class _Func:
                     and all(isinstance(x, ast.Constant) for x in value.elts)):
             st.copies[name] = value
         else:
+            # what the assignment overwrites: the local, and for a scratch field's local
+            # (m_<slot>) the field the original code names (F[slot] = F[slot] >> 1)
+            stored = {("L", name)}
+            if name.startswith("m_"):
+                stored.add(("F", int(name[2:])))
             vi = self.keys.info(value)
-            if vi.worth and vi.deps is not None and ("L", name) not in vi.deps:
+            if vi.worth and vi.deps is not None and not stored & vi.deps:
                 st.avail.setdefault(vi.key, (name, vi.deps))
                 oi = self.keys.info(orig)
-                if oi.worth and oi.deps is not None and ("L", name) not in oi.deps:
+                if oi.worth and oi.deps is not None and not stored & oi.deps:
                     st.avail.setdefault(oi.key, (name, vi.deps | oi.deps))
         if w is not None:
             st.widths[name] = w

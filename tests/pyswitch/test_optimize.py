@@ -184,6 +184,11 @@ def _run(src: str, F: list[int], optimize: bool) -> tuple[list[Any], str]:
     # repeated expressions, one input changing in between; the engine's slot 0 kept
     "def N(pk, F):\n    F[5] = F[2] + F[3]\n    F[10] = F[5] * 2\n    F[11] = F[2] + F[3]\n"
     "    F[2] = 0\n    F[12] = F[2] + F[3]\n    F[0] = F[12]\n",
+    # a scratch field stepped from itself (v1model/sum_tree.p4's ADD_STEP): each step
+    # is a new value, not the one the previous identical expression gave
+    "def N(pk, F):\n    F[5] = F[1] << 12 | F[2]\n    F[6] = F[5]\n"
+    "    F[6] = F[6] >> 1 & 4294967295\n    F[10] = F[6]\n"
+    "    F[6] = F[6] >> 1 & 4294967295\n    F[11] = F[6]\n",
     # scratch stored in one branch only, read only in that branch
     "def N(pk, F):\n    if F[1] > 1:\n        F[5] = F[1] * 3\n        F[10] = F[5]\n"
     "    else:\n        F[11] = F[5]\n",
