@@ -185,7 +185,6 @@ struct metadata_t {
     bit<32> size;
     bit<32> size_mask;       /* v1model: the uniform draw's mask (ring_mask) */
     sum_t   total;
-    sum_t   delta;           /* leaf change, added to every ancestor (mod 2^width) */
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
     sum_t   r;               /* prioritized draw, walked down the tree */
@@ -209,8 +208,11 @@ struct metadata_t {
 }
 
 /* a < b for unsigned a, b whose top bit is `top`, given d = a - b (the
- * difference's sign bit is the answer when the top bits agree). */
+ * difference's sign bit is the answer when the top bits agree), unless the
+ * architecture compares fields itself (<arch>/arch.p4). */
+#ifndef BELOW
 #define BELOW(a, b, d, top) (((a)[top:top] == 0 && (b)[top:top] == 1) \
                              || ((a)[top:top] == (b)[top:top] && (d)[top:top] == 1))
+#endif
 
 #endif

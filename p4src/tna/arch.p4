@@ -48,6 +48,7 @@ typedef bit<32> sum_t;
 #define ARCH_METADATA \
     bit<8>  phase;         /* this pass's phase of the request, 0 first */ \
     bit<8>  next_phase;    /* the request's phase after this pass's */ \
+    sum_t   delta;         /* a slot's priority change, added to every ancestor */ \
     bit<32> carried_delta; /* the change to a slot's priority, found in phase 0 */ \
     bit<32> path1;         /* walk phases 1 .. 4: the path (bit L-l: went right */ \
     bit<32> r1;            /* at level l), r, and r minus the left child's sum */ \

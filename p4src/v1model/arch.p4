@@ -11,6 +11,10 @@ const bit<9> CPU_PORT = 255;                /* simple_switch_grpc --cpu-port 255
  * (registers hold them as _hi/_lo pairs of 32-bit cells). */
 typedef bit<64> sum_t;
 
+/* a < b: bmv2 compares two fields in one step (headers.p4's BELOW, for
+ * hardware, takes the difference's sign bit; bmv2 ignores the difference). */
+#define BELOW(a, b, d, top) ((a) < (b))
+
 /* v1model instance types as bmv2 numbers them. */
 const bit<32> INSTANCE_NORMAL      = 0;
 const bit<32> INSTANCE_RECIRC      = 4;
@@ -29,7 +33,9 @@ const bit<32> INSTANCE_REPLICATION = 5;
  * a request's state stages in one egress pass, its only phase. */
 /* ADD's walk to the slot, a level's cell at a time (v1model/sum_tree.p4). */
 #define ARCH_METADATA \
-    bit<32> path;
+    bit<32> path; \
+    bit<32> delta_lo; \
+    bit<32> delta_hi;
 #define PHASE_PLANNER
 #define PLAN_PHASES
 #define FIRST_PHASE true

@@ -35,43 +35,51 @@
  * action p4c copies an expression assigned to a field into every later use
  * of that field, and bmv2 evaluates each copy: the paths are kept in fields
  * that each step computes from themselves (meta.path: ADD_STEP, meta.cell:
- * WALK_STEP), which p4c leaves as one assignment, and a pair's sum is added
- * in 32-bit halves (ADD_TO_PAIR) instead of as one 64-bit value it would copy
- * into both writes.
+ * WALK_STEP), which p4c leaves as one assignment; the change is added in
+ * 32-bit halves (ADD_TO_PAIR), each found once per ADD, instead of as one
+ * 64-bit value p4c would copy into both writes; a walk step subtracts a left
+ * child's sum only when it goes right (a ternary's other side is not
+ * evaluated). bmv2 evaluates every operator of every expression of a pass,
+ * so these forms are what a prioritized copy and an UPDATE cost it.
  *
- * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL.
+ * Changing SLOT_BITS (L) means listing levels 1 .. L-1 in FOR_EACH_INNER_LEVEL
+ * and in FOR_EACH_INNER_LEVEL_UP.
  */
 #ifndef REPLAY_SUM_TREE_P4
 #define REPLAY_SUM_TREE_P4
 
-#ifndef FOR_EACH_INNER_LEVEL   /* a build for other sizes defines it first */
+#ifndef FOR_EACH_INNER_LEVEL   /* a build for other sizes defines both first */
 #define FOR_EACH_INNER_LEVEL(X) \
     X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+/* The same levels from the leaves up, the order ADD climbs them in. */
+#define FOR_EACH_INNER_LEVEL_UP(X) \
+    X(11) X(10) X(9) X(8) X(7) X(6) X(5) X(4) X(3) X(2) X(1)
 #endif
 
 const bit<8> TREE_ADD   = 1;
 const bit<8> TREE_WALK  = 2;
 const bit<8> TREE_TOTAL = 3;
 
-/* ADD's step to level l's cell on the way to the slot, (t << l) | (slot >> (L - l)):
- * its parent's cell (meta.path, the table t before level 1) and the slot's bit
- * for level l. A step reads the field it writes, so p4c keeps it one
- * assignment that the level's four accesses share. */
-#define ADD_STEP(l) meta.path = (meta.path << 1) | ((meta.slot >> (SLOT_BITS - (l))) & 1);
-/* A pair's cell plus the change (meta.hi, meta.lo as read), in 32-bit halves:
- * the low half wraps, and carries when its sum is below what was added. Each
- * half reads the field it writes, so p4c keeps two assignments and the
- * writes take the fields. */
+/* ADD's step up from a cell of level l + 1 to its parent on level l: the
+ * slot's cell (t << L) | slot shifted right, since level l's cell on the way
+ * to the slot is (t << l) | (slot >> (L - l)). A step reads the field it
+ * writes, so p4c keeps it one assignment that the level's four accesses share. */
+#define ADD_STEP meta.path = meta.path >> 1;
+/* A pair's cell plus the change (meta.hi, meta.lo as read), in 32-bit halves
+ * (meta.delta_lo, and meta.delta_hi: all ones for a negative change): the low
+ * half wraps, and carries when its sum is below what was added. Each half
+ * reads the field it writes, so p4c keeps two assignments and the writes take
+ * the fields. */
 #define ADD_TO_PAIR(name, index) \
-        meta.lo = meta.lo + meta.delta[31:0]; \
-        meta.hi = meta.hi + meta.delta[63:32] + (bit<32>)(bit<1>)(meta.lo < meta.delta[31:0]); \
+        meta.lo = meta.lo + meta.delta_lo; \
+        meta.hi = meta.hi + ((meta.lo < meta.delta_lo) ? meta.delta_hi + 1 : meta.delta_hi); \
         name##_hi.write(index, meta.hi); \
         name##_lo.write(index, meta.lo);
 /* The walk's step from the left child it read at one level (meta.cell, node
  * 2n of that level) to the left child of the node it goes to at the next:
  * node 2n, or 2n+1 when r is not below the left child's sum, one level down
  * is ((t << l) | 2n | right) << 1, so the cell alone carries the path. */
-#define WALK_STEP(sum) ((meta.cell | (bit<32>)(bit<1>)(meta.r >= (sum))) << 1)
+#define WALK_STEP(sum) ((meta.cell << 1) | ((meta.r >= (sum)) ? 32w2 : 32w0))
 
 control SumTree(inout metadata_t meta) {
     ProportionalDraw() draw;
@@ -96,15 +104,15 @@ control SumTree(inout metadata_t meta) {
      * Every other TREE_ADD sets both. One action locks every level's arrays
      * on bmv2, so a walk (one action too) sees the path before or after. */
 #define ADD_LEVEL(l) \
-        ADD_STEP(l) \
+        ADD_STEP \
         tree_l##l##_hi.read(meta.hi, meta.path); \
         tree_l##l##_lo.read(meta.lo, meta.path); \
         ADD_TO_PAIR(tree_l##l, meta.path)
-    /* The slot's cell, and the path's start (ADD_STEP), in an action of their
+    /* The slot's cell, also the path's start (ADD_STEP), in an action of their
      * own: fields, not expressions p4c would copy into every access of add(). */
     action locate_slot() {
         meta.cell = (meta.table_index << SLOT_BITS) | meta.slot;
-        meta.path = meta.table_index;
+        meta.path = meta.cell;
     }
 
     action add() {
@@ -114,13 +122,15 @@ control SumTree(inout metadata_t meta) {
                         ? meta.lo : meta.priority;
         slot_priority.write(meta.cell, meta.priority);
         slot_priority_stamp.write(meta.cell, (meta.guard_op == GUARD_CHECK) ? meta.hi : meta.stamp);
-        meta.delta = (bit<64>)meta.priority - (bit<64>)meta.lo;
+        /* new - old, modulo 2^64, as two halves (p4c keeps both fields: the
+         * root's read below overwrites the meta.lo they read) */
+        meta.delta_lo = meta.priority - meta.lo;
+        meta.delta_hi = (meta.priority < meta.lo) ? 32w0xFFFFFFFF : 32w0;
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
-        meta.total = (meta.hi ++ meta.lo) + meta.delta;
-        tree_root_hi.write(meta.table_index, meta.total[63:32]);
-        tree_root_lo.write(meta.table_index, meta.total[31:0]);
-        FOR_EACH_INNER_LEVEL(ADD_LEVEL)
+        ADD_TO_PAIR(tree_root, meta.table_index)
+        meta.total = meta.hi ++ meta.lo;
+        FOR_EACH_INNER_LEVEL_UP(ADD_LEVEL)
         tree_leaf.write(meta.cell, meta.priority);
     }
 
@@ -129,21 +139,22 @@ control SumTree(inout metadata_t meta) {
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
+        meta.cell = meta.table_index << 1;   /* a walk's first cell: level 1, node 0 */
     }
 
     /* ---- TREE_WALK: one action ----------------------------------------- */
     /* From the root's left child (level 1, node 0) down, reading the left
      * child on each level: r below its sum goes left, else right with the
-     * sum taken off r. One action, so the walk reads every level at one
-     * moment: no other thread's ADD falls between a parent and its child. */
+     * sum taken off r (bit 1 of the step's cell says which). One action, so
+     * the walk reads every level at one moment: no other thread's ADD falls
+     * between a parent and its child. It starts at the cell read_root set:
+     * set here, p4c would copy the expression into level 1's accesses. */
 #define WALK_LEVEL(l) \
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
-        { sum_t left = meta.hi ++ meta.lo; \
-          meta.cell = WALK_STEP(left); \
-          meta.r = (meta.r < left) ? meta.r : meta.r - left; }
+        meta.cell = WALK_STEP(meta.hi ++ meta.lo); \
+        meta.r = (meta.cell & 2 == 0) ? meta.r : meta.r - (meta.hi ++ meta.lo);
     action walk() {
-        meta.cell = meta.table_index << 1;
         FOR_EACH_INNER_LEVEL(WALK_LEVEL)
         tree_leaf.read(meta.lo, meta.cell);
         meta.slot = (meta.cell | (bit<32>)(bit<1>)(meta.r >= (bit<64>)meta.lo)) & (NUM_SLOTS - 1);

@@ -19,6 +19,7 @@ from agent.protocol import (
     PAYLOAD_WORDS,
     RESET_FANOUT,
     RESET_GROUP,
+    SLOT_BITS,
     Message,
     Mode,
     Op,
@@ -225,6 +226,10 @@ def test_service_answers_like_the_compiled_program() -> None:
         assert np.array_equal(switch.register("tree.tree_leaf")[part], leaves)
         assert np.array_equal(switch.register("tree.slot_priority")[part], leaves)
         assert switch.pair("tree.tree_root")[t] == table.tree.total
+        for level in range(1, SLOT_BITS):  # every inner node: the sum of its leaves
+            nodes = slice(t << level, (t + 1) << level)
+            sums = np.asarray(leaves, dtype=np.int64).reshape(1 << level, -1).sum(axis=1)
+            assert np.array_equal(switch.pair(f"tree.tree_l{level}")[nodes], sums), (t, level)
         assert np.array_equal(switch.register("guard.slot_stamp")[part], table.stamps)
         assert np.array_equal(switch.register("store.slot_record_stamp")[part], table.stamps)
         assert np.array_equal(switch.register("store.slot_record_priority")[part],
