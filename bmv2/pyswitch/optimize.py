@@ -109,6 +109,8 @@ class _Info:
 
 
 _EMPTY: frozenset[Any] = frozenset()
+_ZERO_BITS = 64  # known-zero bits are tracked in the low 64 bits of a value
+_ZERO_MASK = (1 << _ZERO_BITS) - 1
 
 
 def _is_int_const(e: ast.AST) -> bool:
@@ -664,7 +666,7 @@ def _narrow_metadata(funcs: list[ast.FunctionDef], facts: Facts) -> Facts:
 class _State:
     """What is known at one point of a function."""
 
-    __slots__ = ("attrs", "avail", "copies", "fconst", "widths")
+    __slots__ = ("attrs", "avail", "copies", "fconst", "flags", "widths", "zeros")
 
     def __init__(self) -> None:
         self.copies: dict[str, ast.expr] = {}     # local -> Constant / Name / constant tuple
@@ -672,6 +674,9 @@ class _State:
         self.avail: dict[int, tuple[str, frozenset[Res]]] = {}  # key -> (local, deps)
         self.widths: dict[str, int] = {}          # local -> width of its value
         self.fconst: dict[int, ast.Constant] = {}  # slot -> the constant stored
+        self.zeros: dict[str, int] = {}           # local -> bits known to be 0 in its value
+        # local -> (bit K, test C, C's deps): (local & K) != 0 exactly when C holds
+        self.flags: dict[str, tuple[int, ast.expr, frozenset[Res]]] = {}
 
     def clone(self) -> _State:
         s = _State()
@@ -680,6 +685,8 @@ class _State:
         s.avail = dict(self.avail)
         s.widths = dict(self.widths)
         s.fconst = dict(self.fconst)
+        s.zeros = dict(self.zeros)
+        s.flags = dict(self.flags)
         return s
 
     def meet(self, other: _State) -> None:
@@ -692,12 +699,18 @@ class _State:
         self.widths = {k: v for k, v in self.widths.items() if other.widths.get(k) == v}
         self.fconst = {k: v for k, v in self.fconst.items()
                        if k in other.fconst and _same(other.fconst[k], v)}
+        self.zeros = {k: v & other.zeros[k] for k, v in self.zeros.items() if k in other.zeros}
+        self.flags = {k: v for k, v in self.flags.items() if other.flags.get(k) == v}
 
     def kill(self, res: Res) -> None:
         kind, what = res
+        if self.flags:
+            self.flags = {k: v for k, v in self.flags.items() if not _reads(v[2], res)}
         if kind == "L":
             self.copies.pop(what, None)
             self.widths.pop(what, None)
+            self.zeros.pop(what, None)
+            self.flags.pop(what, None)
             if any(isinstance(v, ast.Name) and v.id == what for v in self.copies.values()):
                 self.copies = {k: v for k, v in self.copies.items()
                                if not (isinstance(v, ast.Name) and v.id == what)}
@@ -723,6 +736,16 @@ class _State:
         self.fconst.clear()
         self.avail = {k: v for k, v in self.avail.items()
                       if all(d[0] == "L" for d in v[1])}
+        self.flags = {k: v for k, v in self.flags.items() if all(d[0] == "L" for d in v[2])}
+
+
+def _reads(deps: frozenset[Res], res: Res) -> bool:
+    """Does a value reading ``deps`` change when ``res`` is written?"""
+    if res in deps:
+        return True
+    if res[0] == "F":
+        return any(d[0] == "F" for d in deps) if res[1] == "*" else F_ANY in deps
+    return False
 
 
 def _same(a: ast.AST, b: ast.AST) -> bool:
@@ -967,6 +990,9 @@ class _Func:
                 return _at(ast.Compare(x, [ast.Lt()], [c]), e)
             return e
         if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            flag = self.flag_test(e, st)
+            if flag is not None:
+                return self.simplify(_at(flag, e), st)
             left, right, op = e.left, e.comparators[0], e.ops[0]
             if _is_b2d(right) and _is_int_const(left):
                 left, right = right, left
@@ -995,6 +1021,9 @@ class _Func:
             return e
         if isinstance(e, ast.IfExp) and isinstance(e.test, ast.Constant):
             return e.body if e.test.value else e.orelse
+        if isinstance(e, ast.IfExp) and isinstance(e.test, ast.UnaryOp) \
+                and isinstance(e.test.op, ast.Not):  # x if not c else y: y if c else x
+            return self.simplify(_at(ast.IfExp(e.test.operand, e.orelse, e.body), e), st)
         if isinstance(e, ast.IfExp):
             return self._unmask_guarded_sub(e, st)
         if isinstance(e, ast.BoolOp) and isinstance(e.values[0], ast.Constant) \
@@ -1311,6 +1340,7 @@ class _Func:
             self.prefix.append(_at(ast.Assign([_at(ast.Name(name, ast.Store()), s)], value), s))
             if w is not None:
                 st.widths[name] = w
+            self.note_bits(name, value, st)
             value = _at(ast.Name(name, ast.Load()), s)
         self.store(tgt, st)
         if isinstance(value, ast.Name):
@@ -1318,6 +1348,63 @@ class _Func:
         elif isinstance(value, ast.Constant) and type(value.value) is int:
             st.fconst[slot] = value
         return [_at(ast.Assign([tgt], value), s)], st
+
+    def zeros(self, e: ast.AST, st: _State) -> int:
+        """Bits (of the low _ZERO_BITS) known to be 0 in the int value of ``e``."""
+        if isinstance(e, ast.Constant):
+            return _ZERO_MASK & ~e.value if type(e.value) is int and e.value >= 0 else 0
+        if isinstance(e, ast.Name):
+            return st.zeros.get(e.id, 0)
+        if isinstance(e, ast.IfExp):
+            return self.zeros(e.body, st) & self.zeros(e.orelse, st)
+        if not isinstance(e, ast.BinOp):
+            return 0
+        if isinstance(e.op, ast.LShift) and _is_int_const(e.right) \
+                and 0 <= e.right.value < _ZERO_BITS:  # type: ignore[attr-defined]
+            n = e.right.value  # type: ignore[attr-defined]
+            return _ZERO_MASK & ((self.zeros(e.left, st) << n) | ((1 << n) - 1))
+        if isinstance(e.op, ast.BitOr):
+            return self.zeros(e.left, st) & self.zeros(e.right, st)
+        if isinstance(e.op, ast.BitAnd):
+            return self.zeros(e.left, st) | self.zeros(e.right, st)
+        return 0
+
+    def note_bits(self, name: str, value: ast.expr, st: _State) -> None:
+        """What local ``name``, just assigned ``value``, is known to hold bitwise: its
+        zero bits, and a flag bit when the value is ``x | (K if C else 0)`` with bit K
+        of x known to be 0 (the walk's cell: its bit 1 says which way a step went)."""
+        zeros = self.zeros(value, st)
+        if zeros:
+            st.zeros[name] = zeros
+        parts = [value]
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
+            parts = [value.right, value.left]
+        for i, part in enumerate(parts):
+            if not (isinstance(part, ast.IfExp) and _is_bool(part.test)
+                    and _is_int_const(part.body) and _is_int_const(part.orelse)
+                    and part.orelse.value == 0):  # type: ignore[attr-defined]
+                continue
+            k = part.body.value  # type: ignore[attr-defined]
+            rest = parts[1 - i] if len(parts) == 2 else ast.Constant(0)
+            deps = self.keys.info(part.test).deps
+            if k > 0 and k & (k - 1) == 0 and self.zeros(rest, st) & k \
+                    and deps is not None and ("L", name) not in deps:
+                st.flags[name] = (k, part.test, deps)
+                return
+
+    def flag_test(self, e: ast.Compare, st: _State) -> ast.expr | None:
+        """``(x & K) == 0`` or ``!= 0`` for a local x whose bit K a test C set: not C, C."""
+        left, right, op = e.left, e.comparators[0], e.ops[0]
+        if not (isinstance(op, ast.Eq | ast.NotEq) and _is_int_const(right)
+                and right.value == 0 and isinstance(left, ast.BinOp)  # type: ignore
+                and isinstance(left.op, ast.BitAnd) and isinstance(left.left, ast.Name)
+                and _is_int_const(left.right)):
+            return None
+        flag = st.flags.get(left.left.id)
+        if flag is None or flag[0] != left.right.value:  # type: ignore[attr-defined]
+            return None
+        test = copy.deepcopy(flag[1])
+        return test if isinstance(op, ast.NotEq) else ast.UnaryOp(ast.Not(), test)
 
     def _assigned_local(self, name: str, orig: ast.expr, value: ast.expr, st: _State,
                         w: int | None) -> None:
@@ -1340,6 +1427,7 @@ class _Func:
                     st.avail.setdefault(oi.key, (name, vi.deps | oi.deps))
         if w is not None:
             st.widths[name] = w
+        self.note_bits(name, value, st)
 
 
 def _entry_table(value: ast.expr) -> str | None:

@@ -233,6 +233,16 @@ def _run(src: str, F: list[int], optimize: bool) -> tuple[list[Any], str]:
     "    F[11] = a if a < b else a - b\n    F[1] = b\n    F[12] = 7 if b > a else 9\n"
     "    a = 0 if a >= b else a + 1\n    F[13] = a + (1 if a >= b else 0)\n"
     "    F[14] = 5 if a >= b else 6\n",
+    # a bit one test set, tested again (the walk's cell): only where the rest of the
+    # value has that bit 0, and not past a store to the test's inputs or to the value
+    "def N(pk, F):\n    c = F[1] << 1\n    m = c << 1 | (2 if F[2] >= F[3] else 0)\n"
+    "    F[10] = F[2] if m & 2 == 0 else (F[2] - F[3]) & 4294967295\n"
+    "    F[11] = 7 if m & 2 != 0 else 9\n    F[12] = 1 if m & 4 == 0 else 0\n"
+    "    n = F[1] | (2 if F[3] > F[2] else 0)\n    F[13] = 1 if n & 2 == 0 else 0\n"
+    "    k = m | 0\n    m = F[6]\n    F[14] = 1 if m & 2 == 0 else 0\n"
+    "    F[2] = F[4]\n    F[15] = 1 if k & 2 == 0 else 0\n",
+    "def N(pk, F):\n    c = F[1] << 1\n    a = F[2]\n    m = c << 1 | (2 if a >= F[3] else 0)\n"
+    "    a = F[7]\n    F[16] = 1 if m & 2 == 0 else 0\n",
 ])
 def test_optimizer_keeps_semantics(src: str, F: list[int]) -> None:
     want, _ = _run(src, F, False)
@@ -282,6 +292,20 @@ def test_optimizer_chooses_once_per_test() -> None:
            "    F[11] = m if m < s else (m - s) & 4294967295\n")
     _F, text = _run(src, [0] * 20, True)
     assert "4294967295" not in text and " else " not in text, text
+    assert text.count("if ") == 1 and text.count("else:") == 1, text
+
+
+def test_optimizer_reads_a_flag_bit_as_its_test() -> None:
+    """v1model/sum_tree.p4's walk step sets bit 1 of the cell by a test and subtracts on
+    that bit: the subtraction's test becomes the comparison itself, so one if/else
+    chooses both and the subtraction loses its mask."""
+    src = ("def N(pk, F):\n"
+           "    c = F[1] << 1\n"
+           "    F[5] = c << 1 | (2 if F[2] >= F[3] else 0)\n"
+           "    F[10] = F[2] if F[5] & 2 == 0 else (F[2] - F[3]) & 4294967295\n"
+           "    F[11] = F[5]\n")
+    _F, text = _run(src, [0] * 20, True)
+    assert "& 2" not in text and "4294967295" not in text, text
     assert text.count("if ") == 1 and text.count("else:") == 1, text
 
 
