@@ -71,10 +71,11 @@ control UniformDraw(inout metadata_t meta) {
 }
 
 /* Proportional: meta.r in [0, meta.total), a 64-bit value; the sum tree
- * walks it down to a leaf. */
+ * walks it down to a leaf. The caller sets meta.mask = total - 1 (the sum
+ * tree's read_root_to_walk), in an action before this control's. */
 control ProportionalDraw(inout metadata_t meta) {
-    /* The mask smeared, then the first attempt (meta.mask = total - 1 set
-     * before: in the action, p4c would substitute it into every step). */
+    /* The mask smeared, then the first attempt (meta.mask set before: in
+     * the action, p4c would substitute it into every step). */
     action draw_first() {
         SMEAR_MASK
         random(meta.r, 64w0, 64w0xFFFFFFFFFFFFFFFF);
@@ -94,7 +95,6 @@ control ProportionalDraw(inout metadata_t meta) {
     }
 
     apply {
-        meta.mask = meta.total - 1;
         draw_first();
         if (meta.found == 0) {
             draw_more();

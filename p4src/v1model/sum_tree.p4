@@ -139,7 +139,16 @@ control SumTree(inout metadata_t meta) {
         tree_root_hi.read(meta.hi, meta.table_index);
         tree_root_lo.read(meta.lo, meta.table_index);
         meta.total = meta.hi ++ meta.lo;
-        meta.cell = meta.table_index << 1;   /* a walk's first cell: level 1, node 0 */
+    }
+
+    /* The total, and what a walk starts from: the range of its draw less one
+     * (ProportionalDraw) and its first cell (level 1, node 0). */
+    action read_root_to_walk() {
+        tree_root_hi.read(meta.hi, meta.table_index);
+        tree_root_lo.read(meta.lo, meta.table_index);
+        meta.total = meta.hi ++ meta.lo;
+        meta.mask = (meta.hi ++ meta.lo) - 1;
+        meta.cell = meta.table_index << 1;
     }
 
     /* ---- TREE_WALK: one action ----------------------------------------- */
@@ -147,8 +156,8 @@ control SumTree(inout metadata_t meta) {
      * child on each level: r below its sum goes left, else right with the
      * sum taken off r (bit 1 of the step's cell says which). One action, so
      * the walk reads every level at one moment: no other thread's ADD falls
-     * between a parent and its child. It starts at the cell read_root set:
-     * set here, p4c would copy the expression into level 1's accesses. */
+     * between a parent and its child. It starts at the cell read_root_to_walk
+     * set: set here, p4c would copy the expression into level 1's accesses. */
 #define WALK_LEVEL(l) \
         tree_l##l##_hi.read(meta.hi, meta.cell); \
         tree_l##l##_lo.read(meta.lo, meta.cell); \
@@ -164,21 +173,21 @@ control SumTree(inout metadata_t meta) {
         if (meta.tree_op == TREE_ADD) {
             locate_slot();
             add();
-        } else if (meta.tree_op == TREE_WALK || meta.tree_op == TREE_TOTAL) {
-            read_root();
-            if (meta.tree_op == TREE_WALK) {
-                if (meta.total == 0) {
-                    meta.status = STATUS_EMPTY;
-                    meta.tree_op = 0;
+        } else if (meta.tree_op == TREE_WALK) {
+            read_root_to_walk();
+            if (meta.total == 0) {
+                meta.status = STATUS_EMPTY;
+                meta.tree_op = 0;
+            } else {
+                draw.apply(meta);
+                if (meta.found == 1) {
+                    walk();
                 } else {
-                    draw.apply(meta);
-                    if (meta.found == 1) {
-                        walk();
-                    } else {
-                        meta.tree_op = 0;
-                    }
+                    meta.tree_op = 0;
                 }
             }
+        } else if (meta.tree_op == TREE_TOTAL) {
+            read_root();
         }
     }
 }
