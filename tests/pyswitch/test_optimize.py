@@ -281,31 +281,22 @@ def test_optimizer_keeps_register_reads_in_locals() -> None:
     assert text.count("F[10]") == 2 and text.count("else") == 1, text
 
 
-def test_optimizer_chooses_once_per_test() -> None:
-    """A sum-tree walk step: the masks of the guarded subtraction go, and the two
-    assignments choosing on ``m >= s`` become one if/else."""
-    src = ("def N(pk, F):\n"
-           "    m = F[1]\n"
-           "    s = F[2]\n"
-           "    i = F[3] & 255\n"
-           "    F[10] = (i | (1 if m >= s else 0)) << 1\n"
-           "    F[11] = m if m < s else (m - s) & 4294967295\n")
+@pytest.mark.parametrize("src", [
+    # the walk step of v1model/sum_tree.p4 before: a guarded subtraction
+    "def N(pk, F):\n    m = F[1]\n    s = F[2]\n    i = F[3] & 255\n"
+    "    F[10] = (i | (1 if m >= s else 0)) << 1\n"
+    "    F[11] = m if m < s else (m - s) & 4294967295\n",
+    # and now: bit 1 of the cell, set by the test, chooses the subtraction (the flag
+    # bit is read as the comparison that set it)
+    "def N(pk, F):\n    c = F[1] << 1\n    F[5] = c << 1 | (2 if F[2] >= F[3] else 0)\n"
+    "    F[10] = F[2] if F[5] & 2 == 0 else (F[2] - F[3]) & 4294967295\n"
+    "    F[11] = F[5]\n",
+])
+def test_optimizer_chooses_once_per_walk_step(src: str) -> None:
+    """A sum-tree walk step: the two assignments choosing on one comparison become
+    one if/else, and the subtraction that comparison guards loses its mask."""
     _F, text = _run(src, [0] * 20, True)
-    assert "4294967295" not in text and " else " not in text, text
-    assert text.count("if ") == 1 and text.count("else:") == 1, text
-
-
-def test_optimizer_reads_a_flag_bit_as_its_test() -> None:
-    """v1model/sum_tree.p4's walk step sets bit 1 of the cell by a test and subtracts on
-    that bit: the subtraction's test becomes the comparison itself, so one if/else
-    chooses both and the subtraction loses its mask."""
-    src = ("def N(pk, F):\n"
-           "    c = F[1] << 1\n"
-           "    F[5] = c << 1 | (2 if F[2] >= F[3] else 0)\n"
-           "    F[10] = F[2] if F[5] & 2 == 0 else (F[2] - F[3]) & 4294967295\n"
-           "    F[11] = F[5]\n")
-    _F, text = _run(src, [0] * 20, True)
-    assert "& 2" not in text and "4294967295" not in text, text
+    assert "4294967295" not in text and " else " not in text and "& 2 " not in text, text
     assert text.count("if ") == 1 and text.count("else:") == 1, text
 
 
