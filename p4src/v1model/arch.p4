@@ -31,7 +31,7 @@ const bit<32> INSTANCE_REPLICATION = 5;
 
 /* The replay service's phases (include/replay_service.p4): bmv2 runs all of
  * a request's state stages in one egress pass, its only phase. */
-/* ADD's walk to the slot, a level's cell at a time (v1model/sum_tree.p4). */
+/* ADD's climb from the slot a cell at a time, and its change in halves (v1model/sum_tree.p4). */
 #define ARCH_METADATA \
     bit<32> path; \
     bit<32> delta_lo; \
