@@ -715,20 +715,15 @@ class _State:
                 self.copies = {k: v for k, v in self.copies.items()
                                if not (isinstance(v, ast.Name) and v.id == what)}
             self.avail = {k: v for k, v in self.avail.items()
-                          if v[0] != what and res not in v[1]}
+                          if v[0] != what and not _reads(v[1], res)}
             return
         if kind == "pk":
             self.attrs.pop(what, None)
         if kind == "F" and what == "*":
             self.fconst.clear()
-            self.avail = {k: v for k, v in self.avail.items()
-                          if not any(d[0] == "F" for d in v[1])}
         elif kind == "F":
             self.fconst.pop(what, None)
-            self.avail = {k: v for k, v in self.avail.items()
-                          if res not in v[1] and F_ANY not in v[1]}
-        else:
-            self.avail = {k: v for k, v in self.avail.items() if res not in v[1]}
+        self.avail = {k: v for k, v in self.avail.items() if not _reads(v[1], res)}
 
     def barrier(self) -> None:
         """After a call that may change the PHV, registers, counters or the packet."""
@@ -737,6 +732,16 @@ class _State:
         self.avail = {k: v for k, v in self.avail.items()
                       if all(d[0] == "L" for d in v[1])}
         self.flags = {k: v for k, v in self.flags.items() if all(d[0] == "L" for d in v[2])}
+
+
+def _scratch_local(slot: int) -> str:
+    """The local a scratch field (a slot only one function uses) lives in."""
+    return f"m_{slot}"
+
+
+def _scratch_slot(name: str) -> int | None:
+    """The slot a scratch field's local stands for (None: another local)."""
+    return int(name[2:]) if name.startswith("m_") else None
 
 
 def _reads(deps: frozenset[Res], res: Res) -> bool:
@@ -1079,7 +1084,7 @@ class _Func:
             slot = _f_slot(e)
             if slot is not None:
                 if slot in self.slots:
-                    return self.rewrite(_at(ast.Name(f"m_{slot}", ast.Load()), e), st,
+                    return self.rewrite(_at(ast.Name(_scratch_local(slot), ast.Load()), e), st,
                                         uncond, hoist)
                 c = st.fconst.get(slot)
                 if c is not None:
@@ -1177,8 +1182,9 @@ class _Func:
     def store(self, t: ast.expr, st: _State) -> None:
         if isinstance(t, ast.Name):
             st.kill(("L", t.id))
-            if t.id.startswith("m_"):  # a scratch field: F[slot] in the original code
-                st.kill(("F", int(t.id[2:])))
+            slot = _scratch_slot(t.id)
+            if slot is not None:  # a scratch field: F[slot] in the original code
+                st.kill(("F", slot))
         elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
             if t.value.id == "F":
                 slot = _f_slot(t)
@@ -1207,7 +1213,7 @@ class _Func:
     def target(self, t: ast.expr, st: _State) -> ast.expr:
         slot = _f_slot(t)
         if slot is not None and slot in self.slots:
-            return _at(ast.Name(f"m_{slot}", ast.Store()), t)
+            return _at(ast.Name(_scratch_local(slot), ast.Store()), t)
         if isinstance(t, ast.Subscript):
             sl = t.slice
             if isinstance(sl, ast.Slice):
@@ -1417,8 +1423,9 @@ class _Func:
             # what the assignment overwrites: the local, and for a scratch field's local
             # (m_<slot>) the field the original code names (F[slot] = F[slot] >> 1)
             stored = {("L", name)}
-            if name.startswith("m_"):
-                stored.add(("F", int(name[2:])))
+            slot = _scratch_slot(name)
+            if slot is not None:
+                stored.add(("F", slot))
             vi = self.keys.info(value)
             if vi.worth and vi.deps is not None and not stored & vi.deps:
                 st.avail.setdefault(vi.key, (name, vi.deps))
