@@ -117,6 +117,14 @@ struct headers_t {
  * again, the next RESET round). */
 #define FL_RECIRC 1
 
+/* A declaration or statement that only serves BELOW's d (below): an
+ * architecture whose BELOW compares the fields themselves defines MARGIN
+ * empty, and leaves out the margins' fields, the work of taking them and the
+ * tables that do it. */
+#ifndef MARGIN
+#define MARGIN(code) code
+#endif
+
 /* Ingress decides, egress executes: everything below except the egress
  * working values is set in ingress and travels with every copy the PRE makes
  * (on TNA this is the bridged header). */
@@ -164,10 +172,11 @@ struct metadata_t {
     bit<16> ip_margin;       /* ipv4.total_len - ... */
     bit<16> udp_margin_op;   /* udp.length - the bytes this op needs */
     bit<16> ip_margin_op;
-    bit<32> slot_margin;     /* slot - capacity */
-    bit<8>  batch_margin;    /* max_batch - count */
-    bit<8>  copy_margin;     /* egress: index - count */
-    bit<32> size_margin;     /* egress: size - min_size */
+    /* and BELOW's (below), where the architecture's BELOW reads them */
+    MARGIN(bit<32> slot_margin;)     /* slot - capacity */
+    MARGIN(bit<8>  batch_margin;)    /* max_batch - count */
+    MARGIN(bit<8>  copy_margin;)     /* egress: index - count */
+    MARGIN(bit<32> size_margin;)     /* egress: size - min_size */
 
     /* egress: the plan (replay_plan) */
     bit<8>  ring_op;

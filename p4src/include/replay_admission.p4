@@ -112,10 +112,10 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         meta.ip_margin_op = hdr.ipv4.total_len - (IPV4_BYTES + needed);
     }
 
-    action measure_limits() {
+    MARGIN(action measure_limits() {
         meta.slot_margin = hdr.replay.slot - meta.capacity;
         meta.batch_margin = meta.max_batch - hdr.replay.count;
-    }
+    })
 
     apply {
         bit<8> flags = hdr.replay.flags;
@@ -162,7 +162,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             if (meta.capacity[31:SLOT_BITS] != 0) {
                 meta.capacity = NUM_SLOTS;
             }
-            measure_limits();
+            MARGIN(measure_limits();)
             if (meta.status == STATUS_OK && meta.enabled == 0 && op <= OP_UPDATE) {
                 meta.status = STATUS_DISABLED;
             } else if (meta.status == STATUS_OK && meta.from_cpu == 0

@@ -224,10 +224,10 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
  * not wait for it): a drawn slot that holds no experience (stamp 0: an INSERT
  * on another thread has claimed it and not written it yet) is drawn again;
  * after EMPTY_SLOT_REDRAWS redraws the reply says NOT_READY (ReplyFields),
- * without payload. */
-control RecordCheck(inout headers_t hdr, inout metadata_t meta, out bool unwritten) {
+ * without payload. `unwritten` comes in false (the service's), so that no
+ * pass spends a table on setting it. */
+control RecordCheck(inout headers_t hdr, inout metadata_t meta, inout bool unwritten) {
     apply {
-        unwritten = false;
         if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1) {
             if (meta.stamp == 0) {      /* a condition of its own: 4 bytes */
                 unwritten = true;
@@ -326,12 +326,12 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
      * size - min_size, for BELOW (headers.p4). */
     action measure_copy() {
         REPLY_INDEX
-        meta.copy_margin = meta.rid[7:0] - hdr.replay.count;
+        MARGIN(meta.copy_margin = meta.rid[7:0] - hdr.replay.count;)
     }
 
-    action measure_size() {
+    MARGIN(action measure_size() {
         meta.size_margin = meta.size - meta.min_size;
-    }
+    })
 
     apply {
         bit<8> op = hdr.replay.op;
@@ -347,12 +347,14 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
             plan.apply(hdr, meta);   /* also sets meta.table_index */
+            /* a SAMPLE reply's slot holds no experience (RecordCheck); set next
+             * to the buckets' first values, in the same action */
+            bool unwritten = false;
             bit<32> bucket;
             bit<32> op_bucket;
             stats_buckets.apply(hdr, meta, bucket, op_bucket);
 
             /* ---- state ----------------------------------------------------------- */
-            bool unwritten = false;       /* a SAMPLE reply's slot holds no experience */
             PLAN_PHASES
             TREE_BEFORE_PHASES
             if (FIRST_PHASE) {
@@ -363,7 +365,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                  * no max op, so none is skipped). */
                 if (op == OP_SAMPLE) {
                     if (meta.status == STATUS_OK) {
-                        measure_size();
+                        MARGIN(measure_size();)
                         if (BELOW(meta.size, meta.min_size, meta.size_margin, 31)
                             || meta.size == 0) {
                             meta.status = STATUS_BELOW_MIN_SIZE;

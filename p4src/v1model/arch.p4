@@ -14,6 +14,7 @@ typedef bit<64> sum_t;
 /* a < b: bmv2 compares two fields in one step (headers.p4's BELOW, for
  * hardware, takes the difference's sign bit; bmv2 ignores the difference). */
 #define BELOW(a, b, d, top) ((a) < (b))
+#define MARGIN(code)
 
 /* v1model instance types as bmv2 numbers them. */
 const bit<32> INSTANCE_NORMAL      = 0;
