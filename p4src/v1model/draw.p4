@@ -2,13 +2,16 @@
  * draw.p4 -- the random draws of a SAMPLE reply, over power-of-two ranges only.
  *
  * To draw from [0, n): mask a random value to 2^k - 1 for a power of two
- * 2^k >= n and reject a value >= n. The first attempt is made on its own, and
- * only when it overshoots are three more made (FOR_EACH_MORE_DRAW), in the same pass;
- * the first one inside the range is taken, so the result is exactly uniform
- * over [0, n) whatever 2^k >= n the mask stands for (the smallest one keeps an
- * attempt's overshoot below 1/2). If every attempt overshoots meta.found stays
- * 0 (probability below 1/16) and the reply is drawn again in another pass
- * (replay_service.p4).
+ * 2^k >= n and reject a value >= n. The first attempt is made on its own;
+ * only when it overshoots are three more made (FOR_EACH_MORE_DRAW), and only
+ * when those overshoot too, three more again (the same action once more), all
+ * in the same pass. The first one inside the range is taken, so the result is
+ * exactly uniform over [0, n) whatever 2^k >= n the mask stands for (the
+ * smallest one keeps an attempt's overshoot below 1/2). If all seven overshoot
+ * meta.found stays 0 (probability below 1/128) and the reply is drawn again in
+ * another pass (replay_service.p4): a whole ingress and egress pass more, which
+ * with four attempts one copy in 16 took when the range was just past a power
+ * of two; the last three cost a copy only in that rare case.
  *
  * A uniform draw's mask is the ring's (ring_mask, kept with the size in
  * table_state.p4, so no copy computes it); a proportional draw's is the
@@ -66,6 +69,9 @@ control UniformDraw(inout metadata_t meta) {
         draw_first();
         if (meta.found == 0) {
             draw_more();
+            if (meta.found == 0) {
+                draw_more();
+            }
         }
     }
 }
@@ -98,6 +104,9 @@ control ProportionalDraw(inout metadata_t meta) {
         draw_first();
         if (meta.found == 0) {
             draw_more();
+            if (meta.found == 0) {
+                draw_more();
+            }
         }
     }
 }

@@ -81,8 +81,9 @@ def uniform_counts(bed: PacketTestbed, table: int, size: int, batches: int) -> n
 
 
 def test_uniform_is_exact_when_draws_overshoot(clean: PacketTestbed) -> None:
-    """33 slots: a draw masked to [0, 64) overshoots about half the time, so every
-    batch has replies that took the redraw pass; the counts must still be flat."""
+    """33 slots: a draw masked to [0, 64) overshoots about half the time, so most
+    copies take the later rounds of draws and about one in 160 all seven and the
+    redraw pass (some 25 of these 4,000 replies); the counts must still be flat."""
     for i in range(33):
         clean.insert(1, payload(i), priority=float(i + 1))
     assert chisquare(uniform_counts(clean, 1, 33, batches=40)).pvalue > 1e-3
