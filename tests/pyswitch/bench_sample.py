@@ -2,7 +2,11 @@
 
     .venv/bin/python -m tests.pyswitch.bench_sample [--rounds R] [--budget S]
 
-replay.p4 with 4096 experiences (priorities 1..7) in table 0. SAMPLE n is
+replay.p4 with 4096 experiences (priorities 1..7) in table 0; with
+``--past-power-of-two`` all of priority 1 but one raised by 2^-16, so the total
+is 2^28 + 1 and half of a prioritized copy's draws overshoot it (the worst case
+for draw.p4's rejection: the copies whose attempts all overshoot go round
+again). SAMPLE n is
 replicated by the PRE and every copy runs one egress pass; the figure is
 microseconds of switch time per reply (one SAMPLE's time / n), for uniform and
 prioritized sampling and n = 1, 32, 128. For comparison: microseconds per
@@ -34,6 +38,7 @@ from agent import protocol
 from bmv2.pyswitch import Lpm, Switch
 from controller.program import DEFAULT
 from controller.replication import sample_groups
+from controller.udp_frame import HEADERS_BYTES
 
 REPLAY_JSON = DEFAULT.bmv2_json
 P = "ReplayIngress."
@@ -52,8 +57,9 @@ def frame(msg: protocol.Message, src: str = ACTOR, dst: str = VIP, sport: int = 
                  / protocol.encode(msg))
 
 
-def make_switch() -> Switch:
-    """replay.p4 with table 0 (4096 slots) filled, SAMPLE groups toward port 1."""
+def make_switch(past_power_of_two: bool = False) -> Switch:
+    """replay.p4 with table 0 (4096 slots) filled, SAMPLE groups toward port 1;
+    ``past_power_of_two``: the total 2^28 + 1 (see above)."""
     sw = Switch.from_json_file(REPLAY_JSON, cpu_port=255, seed=1)
     for src in (ACTOR, SERVER):  # both send from port 1 with the actor's MAC
         sw.table_add(P + "source.source_guard", [1, 0x020000000001, _ip(src)], P + "source.bound")
@@ -66,8 +72,13 @@ def make_switch() -> Switch:
         sw.mc_group_set(g, r)
     sw.table_add(P + "ipv4.ipv4_lpm", [Lpm(_ip(ACTOR), 32)], P + "ipv4.forward", [1])
     for i in range(N_EXPERIENCES):
-        msg = protocol.insert(0, protocol.words_to_payload([i]), priority=1.0 + i % 7)
-        sw.process(1, frame(msg))
+        priority = 1.0 if past_power_of_two else 1.0 + i % 7
+        msg = protocol.insert(0, protocol.words_to_payload([i]), priority=priority, ack=True)
+        (_port, ack), = sw.process(1, frame(msg))
+        if past_power_of_two and i == 0:
+            first = protocol.decode(ack[HEADERS_BYTES:])
+    if past_power_of_two:
+        sw.process(1, frame(protocol.update(0, first.slot, first.stamp, 1.0 + 2.0**-16)))
     return sw
 
 
@@ -152,8 +163,10 @@ def main() -> None:
                     help="count instructions instead (under callgrind, see above)")
     ap.add_argument("--replies", type=int, default=256,
                     help="replies per case with --callgrind")
+    ap.add_argument("--past-power-of-two", action="store_true",
+                    help="the table's total 2^28 + 1: half of all draws overshoot")
     args = ap.parse_args()
-    sw = make_switch()
+    sw = make_switch(args.past_power_of_two)
     todo = cases(sw)
     if args.callgrind:
         count(sw, todo, args.callgrind, args.replies)
