@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 MatchValue = int | str | bytes | tuple
 DEFAULT_TIMEOUT = 5.0
+# SetForwardingPipelineConfig's deadline: the switch loads the program before it
+# answers (the Python switch generates and optimizes its code, about a second on
+# an idle machine and several on a busy one), so it gets longer than other calls.
+PIPELINE_TIMEOUT = 60.0
 
 
 class P4RuntimeError(RuntimeError):
@@ -203,9 +207,9 @@ class P4RuntimeSession:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _call(self, what: str, method, request):
+    def _call(self, what: str, method, request, timeout: float | None = None):
         try:
-            return method(request, timeout=self.timeout)
+            return method(request, timeout=self.timeout if timeout is None else timeout)
         except grpc.RpcError as exc:
             raise _rpc_error(exc, what) from None
 
@@ -231,7 +235,8 @@ class P4RuntimeSession:
         req.config.p4info.CopyFrom(self._info().p4info)
         req.config.p4_device_config = device_config
         req.config.cookie.cookie = cookie
-        self._call("SetForwardingPipelineConfig", self._stub.SetForwardingPipelineConfig, req)
+        self._call("SetForwardingPipelineConfig", self._stub.SetForwardingPipelineConfig, req,
+                   timeout=max(self.timeout, PIPELINE_TIMEOUT))
 
     def get_pipeline(self) -> p4runtime_pb2.ForwardingPipelineConfig | None:
         """The switch's P4Info and cookie, or None when no pipeline is loaded."""
