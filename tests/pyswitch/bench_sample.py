@@ -73,12 +73,13 @@ def make_switch(past_power_of_two: bool = False) -> Switch:
     sw.table_add(P + "ipv4.ipv4_lpm", [Lpm(_ip(ACTOR), 32)], P + "ipv4.forward", [1])
     for i in range(N_EXPERIENCES):
         priority = 1.0 if past_power_of_two else 1.0 + i % 7
-        msg = protocol.insert(0, protocol.words_to_payload([i]), priority=priority, ack=True)
-        (_port, ack), = sw.process(1, frame(msg))
-        if past_power_of_two and i == 0:
-            first = protocol.decode(ack[HEADERS_BYTES:])
-    if past_power_of_two:
-        sw.process(1, frame(protocol.update(0, first.slot, first.stamp, 1.0 + 2.0**-16)))
+        sw.process(1, frame(protocol.insert(0, protocol.words_to_payload([i]), priority=priority)))
+    if past_power_of_two:  # one priority 2^-16 higher: slot 0, stamp 1 (the first INSERT's)
+        sw.process(1, frame(protocol.update(0, 0, 1, 1.0 + 2.0**-16)))
+        one = protocol.sample(0, 1, mode=protocol.Mode.PRIORITIZED)
+        (_port, reply), = sw.process(1, frame(one))
+        total = protocol.decode(reply[HEADERS_BYTES:]).total
+        assert total == (1 << 28) + 1, f"total {total:#x}, not 2^28 + 1"
     return sw
 
 
