@@ -33,7 +33,7 @@ MatchValue = int | str | bytes | tuple
 DEFAULT_TIMEOUT = 5.0
 # SetForwardingPipelineConfig's deadline: the switch loads the program before it
 # answers (the Python switch generates and optimizes its code, about a second on
-# an idle machine and several on a busy one), so it gets longer than other calls.
+# an idle machine, more on a loaded one), so it gets longer than other calls.
 PIPELINE_TIMEOUT = 60.0
 
 

@@ -81,8 +81,8 @@ def uniform_counts(bed: PacketTestbed, table: int, size: int, batches: int) -> n
 
 
 def test_uniform_is_exact_when_draws_overshoot(clean: PacketTestbed) -> None:
-    """33 slots: a draw masked to [0, 64) overshoots about half the time, so most
-    copies take the later rounds of draws and about one in 160 all seven and the
+    """33 slots: a draw masked to [0, 64) overshoots about half the time, so about half
+    the copies take the later rounds of draws and about one in 160 all seven and the
     redraw pass (some 25 of these 4,000 replies); the counts must still be flat."""
     for i in range(33):
         clean.insert(1, payload(i), priority=float(i + 1))
