@@ -44,6 +44,18 @@ def int_range(low: int, high: int, high_text: str | None = None) -> Callable[[st
     return parse
 
 
+def int_list(low: int, high: int, high_text: str | None = None) -> Callable[[str], list[int]]:
+    """An argparse type: a comma list of one or more integers, each in low..high."""
+    item = int_range(low, high, high_text)
+
+    def parse(text: str) -> list[int]:
+        values = [item(v.strip()) for v in text.split(",") if v.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError(f"'{text}' lists no integer")
+        return values
+    return parse
+
+
 def join_host_port(host: str, port: int) -> str:
     """HOST:PORT, with an IPv6 address in brackets."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

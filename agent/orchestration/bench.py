@@ -30,7 +30,15 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from agent.cli_args import REPO, RUNS
+from agent.cli_args import (
+    EXIT_USAGE,
+    REPO,
+    RUNS,
+    ArgumentParser,
+    int_list,
+    int_range,
+    positive_float,
+)
 from agent.host_server import Pacing
 from agent.orchestration.benchmarks import bed as bedmod
 from agent.orchestration.benchmarks.forwarding import forwarding_figures
@@ -61,17 +69,20 @@ from agent.orchestration.benchmarks.training import (
     run_training,
     summarize,
 )
+from agent.protocol import MAX_BATCH
 from agent.replay_client import BACKENDS, ReplayClient
 from bmv2.launch import find_bmv2, resolve_kind
 from bmv2.netns import have_netns
-from controller.config import DEFAULT_CONFIG
+from controller.config import DEFAULT_CONFIG, Config, ConfigError
 
 NO_SWITCH = "none"
 AUTO = "auto"
+EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
+MANY = 10**7        # bound on the count options: far past any run that fits the budgets
 
 
-def _ints(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v]
+class UsageError(ValueError):
+    """Options the config rules out (a batch size above the table's max, too many actors)."""
 
 
 def _backends(text: str) -> list[str]:
@@ -88,41 +99,53 @@ def _pacing(text: str) -> Pacing | None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """The options; a bad one is a one-line usage error (exit 2)."""
+    p = ArgumentParser(prog="python -m agent.orchestration.bench",
+                       description=__doc__.splitlines()[0])
     p.add_argument("--switch", choices=["auto", "python", "bmv2", NO_SWITCH], default="auto",
                    help="auto: the Python switch and bmv2 if installed; none: in-process only")
     p.add_argument("--backends", type=_backends, default=list(BACKENDS),
                    help="comma list from switch,host,inprocess")
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--budget-seconds", type=float, default=480.0,
+    p.add_argument("--rounds", type=int_range(1, 1000), default=5)
+    p.add_argument("--budget-seconds", type=positive_float, default=480.0,
                    help="bound on all replay/forwarding rounds (split between switches)")
-    p.add_argument("--op-seconds", type=float, default=4.0, help="bound on each measurement")
-    p.add_argument("--inserts", type=int, default=1000, help="timed single INSERTs per round")
-    p.add_argument("--insert-rate", type=int, default=3000, help="INSERTs in the rate loop")
-    p.add_argument("--sample-reps", type=int, default=100, help="SAMPLEs per batch size and mode")
-    p.add_argument("--updates", type=int, default=3000, help="UPDATEs in the rate loop")
-    p.add_argument("--batch-sizes", type=_ints, default=list(BATCH_SIZES),
-                   help="SAMPLE sizes; the per-reply slope is fitted over them")
+    p.add_argument("--op-seconds", type=positive_float, default=4.0,
+                   help="bound on each measurement")
+    p.add_argument("--inserts", type=int_range(1, MANY), default=1000,
+                   help="timed single INSERTs per round")
+    p.add_argument("--insert-rate", type=int_range(1, MANY), default=3000,
+                   help="INSERTs in the rate loop")
+    p.add_argument("--sample-reps", type=int_range(1, MANY), default=100,
+                   help="SAMPLEs per batch size and mode")
+    p.add_argument("--updates", type=int_range(1, MANY), default=3000,
+                   help="UPDATEs in the rate loop")
+    p.add_argument("--batch-sizes", type=int_list(1, MAX_BATCH), default=None,
+                   help="SAMPLE sizes, each at most the table's max_batch (default "
+                        f"{','.join(map(str, BATCH_SIZES))}, those within it); the per-reply "
+                        "slope is fitted over them")
     p.add_argument("--host-pacing", type=_pacing, default=None, metavar="auto|off|RATE[:BURST]",
                    help="the host server's reply pacing: auto (default) calibrates it per "
                         "switch, off sends every SAMPLE's replies as one burst")
-    p.add_argument("--pacing-tries", type=int, default=len(LADDER),
+    p.add_argument("--pacing-tries", type=int_range(1, len(LADDER)), default=len(LADDER),
                    help="auto: at most this many settings tried, fastest first")
-    p.add_argument("--pacing-reps", type=int, default=PROBE_REPS,
+    p.add_argument("--pacing-reps", type=int_range(1, MANY), default=PROBE_REPS,
                    help="auto: SAMPLEs per batch size, mode and style in each try")
-    p.add_argument("--forward-packets", type=int, default=30000)
-    p.add_argument("--forward-window", type=int, default=64)
-    p.add_argument("--forward-seconds", type=float, default=3.0)
-    p.add_argument("--forward-pings", type=int, default=500,
+    p.add_argument("--forward-packets", type=int_range(1, MANY), default=30000)
+    p.add_argument("--forward-window", type=int_range(1, 4096), default=64)
+    p.add_argument("--forward-seconds", type=positive_float, default=3.0)
+    p.add_argument("--forward-pings", type=int_range(1, MANY), default=500,
                    help="packets timed one at a time for forwarding latency")
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
                    help="also train CartPole per backend via agent.orchestration.launch (long)")
     p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
-    p.add_argument("--training-actors", type=_ints, default=[1, 2, 4])
-    p.add_argument("--training-seeds", type=_ints, default=[1, 2, 3])
-    p.add_argument("--training-seconds", type=float, default=600.0, help="bound per run")
-    p.add_argument("--training-env-steps", type=int, default=300_000, help="bound per run")
-    p.add_argument("--training-budget", type=float, default=4 * 3600.0,
+    p.add_argument("--training-actors", type=int_list(1, 64), default=[1, 2, 4],
+                   help="actor counts, each at most the config's actor hosts")
+    p.add_argument("--training-seeds", type=int_list(0, 2**32 - 1), default=[1, 2, 3])
+    p.add_argument("--training-seconds", type=positive_float, default=600.0,
+                   help="bound per run")
+    p.add_argument("--training-env-steps", type=int_range(1, 10**10), default=300_000,
+                   help="bound per run")
+    p.add_argument("--training-budget", type=positive_float, default=4 * 3600.0,
                    help="bound on all training runs")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--out", type=Path, default=None,
@@ -130,6 +153,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "docs/benchmarks to replace the committed results)")
     p.add_argument("--log-dir", type=Path, default=REPO / ".bench")
     return p.parse_args(argv)
+
+
+def check_against_config(args: argparse.Namespace) -> Config:
+    """The benchmark config from --config, once the options are checked against it
+    (ConfigError if it is bad, UsageError if the options ask what it rules out); the
+    default batch sizes are those the table allows."""
+    cfg = bedmod.load_config(args.config)
+    max_batch = cfg.table(bedmod.TABLE).max_batch
+    if args.batch_sizes is None:
+        args.batch_sizes = [n for n in BATCH_SIZES if n <= max_batch]
+    too_big = [n for n in args.batch_sizes if n > max_batch]
+    if too_big:
+        raise UsageError(f"--batch-sizes {','.join(map(str, too_big))}: table {bedmod.TABLE} "
+                         f"of {cfg.source} allows SAMPLEs of at most {max_batch} (max_batch)")
+    actor_hosts = sum(1 for h in cfg.hosts if h.role == "actor")
+    too_many = [n for n in args.training_actors if n > actor_hosts]
+    if args.training and too_many:
+        raise UsageError(f"--training-actors {','.join(map(str, too_many))}: {cfg.source} "
+                         f"has {actor_hosts} actor hosts")
+    return cfg
 
 
 def switch_kinds(choice: str) -> tuple[list[str], dict[str, str]]:
@@ -190,9 +233,9 @@ def host_pacing(bed: bedmod.NetworkBed, args: argparse.Namespace) -> dict:
     return {"source": "calibrated"} | record
 
 
-def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
-    """Every round of every backend (and forwarding) on one switch's testbed."""
-    cfg = bedmod.load_config(args.config)
+def bench_switch(kind: str, args: argparse.Namespace, cfg: Config, budget: Budget) -> dict:
+    """Every round of every backend (and forwarding) on one switch's testbed; a testbed
+    that fails is recorded with `failed` set."""
     backends = args.backends if kind != NO_SWITCH else ["inprocess"]
     ops = _ops_budget(args)
     bed = (bedmod.NetworkBed(cfg, kind, args.log_dir, args.host_pacing)
@@ -220,7 +263,8 @@ def bench_switch(kind: str, args: argparse.Namespace, budget: Budget) -> dict:
                         pacing)
     except Exception as exc:
         progress(f"{kind}: failed: {type(exc).__name__}: {exc}")
-        return {"switch": kind, "backends": backends, "error": f"{type(exc).__name__}: {exc}"}
+        return {"switch": kind, "backends": backends, "error": f"{type(exc).__name__}: {exc}",
+                "failed": True}
     finally:
         for c in clients.values():
             c.close()
@@ -256,8 +300,10 @@ def bench_training(args: argparse.Namespace, hook: TrainingHook, testbeds: dict)
 
 
 def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hook) -> dict:
-    """Run the benchmarks and write the results; returns what results.json holds."""
+    """Run the benchmarks and write the results; returns what results.json holds.
+    Raises ConfigError or UsageError before anything starts."""
     args = parse_args(argv)
+    cfg = check_against_config(args)
     started = datetime.now(UTC)
     out = args.out or default_out(started)
     t0 = time.monotonic()
@@ -268,7 +314,7 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
     budget = Budget(args.budget_seconds)
     testbeds: dict[str, dict] = {k: {"switch": k, "error": why} for k, why in skipped.items()}
     for i, kind in enumerate(kinds):
-        testbeds[kind] = bench_switch(kind, args, budget.share(len(kinds) - i))
+        testbeds[kind] = bench_switch(kind, args, cfg, budget.share(len(kinds) - i))
     results = {
         "schema": 1,
         "started_utc": started.isoformat(timespec="seconds"),
@@ -284,6 +330,32 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
     for path in write_all(results, out):
         progress(f"wrote {path}")
     return results
+
+
+def failures(results: dict) -> list[str]:
+    """What failed in a run: testbeds that broke off, training runs that reported an
+    error (a switch this machine lacks, or a run that did not solve, is no failure)."""
+    failed = [f"{k}: {tb['error']}" for k, tb in results["testbeds"].items() if tb.get("failed")]
+    failed += [f"training {r['backend']} actors={r['actors']} seed={r['seed']}: {r['error']}"
+               for r in results["training"]["runs"] if r.get("error")]
+    return failed
+
+
+def cli(argv: list[str] | None = None) -> int:
+    """`python -m agent.orchestration.bench`: 0 measured, 1 a testbed or training run
+    failed (the results are still written), 2 bad usage or config, 130 interrupted."""
+    try:
+        results = main(argv)
+    except (ConfigError, UsageError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        progress("interrupted; every testbed was stopped")
+        return EXIT_INTERRUPTED
+    failed = failures(results)
+    for what in failed:
+        print(f"failed: {what}", file=sys.stderr, flush=True)
+    return EXIT_FAILED if failed else 0
 
 
 def default_out(started: datetime) -> Path:
@@ -305,4 +377,4 @@ def _terminate(signum: int, _frame: object) -> None:
 
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _terminate)
-    main()
+    sys.exit(cli())
