@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from agent.cli_args import ArgumentParser, int_list, int_range
 from agent.protocol import (
     ACL_OPS,
     ALLOW_INSERT,
@@ -40,6 +41,7 @@ from agent.protocol import (
     MAX_BATCH,
     MAX_INSERT_LIMIT,
     NUM_SLOTS,
+    NUM_TABLES,
     REPLAY_UDP_PORT,
     SAMPLING_MODES,
     Op,
@@ -235,32 +237,39 @@ def build_service(tables: list[int], config: TableConfig, allow: list[tuple[str,
     return service
 
 
-def _table_ids(text: str) -> list[int]:
-    return [int(t) for t in text.split(",") if t]
+def _ipv4(text: str) -> str:
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IPv4 address") from None
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     epilog=__doc__[__doc__.index("Pacing ("):])
+    parser = ArgumentParser(prog="python -m agent.host_server",
+                            description=__doc__.splitlines()[0],
+                            epilog=__doc__[__doc__.index("Pacing ("):])
     parser.add_argument("--bind", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=REPLAY_UDP_PORT)
-    parser.add_argument("--tables", type=_table_ids, default=[0], help="table ids, e.g. 0,1")
-    parser.add_argument("--capacity", type=int, default=NUM_SLOTS)
-    parser.add_argument("--min-size", type=int, default=1)
-    parser.add_argument("--max-batch", type=int, default=MAX_BATCH)
+    parser.add_argument("--port", type=int_range(0, 65535), default=REPLAY_UDP_PORT)
+    parser.add_argument("--tables", type=int_list(0, NUM_TABLES - 1), default=[0],
+                        help="table ids, e.g. 0,1")
+    parser.add_argument("--capacity", type=int_range(1, NUM_SLOTS), default=NUM_SLOTS)
+    parser.add_argument("--min-size", type=int_range(0, NUM_SLOTS), default=1,
+                        help="0..capacity")
+    parser.add_argument("--max-batch", type=int_range(1, MAX_BATCH), default=MAX_BATCH)
     parser.add_argument("--mode", choices=list(SAMPLING_MODES), default="prioritized",
                         help="default sampling mode")
     parser.add_argument("--disabled", action="store_true", help="configure tables disabled")
     parser.add_argument("--allow", type=parse_allow, action="append", default=[],
                         metavar="IP[:OPS]", help="ACL entry for every table (default deny)")
-    parser.add_argument("--admin", action="append", default=[], metavar="IP",
+    parser.add_argument("--admin", type=_ipv4, action="append", default=[], metavar="IP",
                         help="host treated as the controller (CPU-port ops)")
-    parser.add_argument("--insert-limit", type=int, default=None, metavar="N",
+    parser.add_argument("--insert-limit", type=int_range(0, MAX_INSERT_LIMIT), default=None,
+                        metavar="N",
                         help=f"at most N INSERTs per --allow'ed host and table per window of "
                              f"{INSERT_WINDOW_US} us, as the switch's insert_limit "
                              f"(0..{MAX_INSERT_LIMIT}; default: unlimited); more are refused "
                              "RATE_LIMITED")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=None)
     parser.add_argument("--rate", type=float, default=0.0,
                         help="pace replies to this many per second, over all requests "
                              "(default 0: unpaced, SAMPLE n is one burst of n)")
@@ -272,15 +281,19 @@ def main(argv: list[str] | None = None) -> None:
         pacing = Pacing(args.rate, args.burst)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.insert_limit is not None and not 0 <= args.insert_limit <= MAX_INSERT_LIMIT:
-        parser.error(f"--insert-limit must be 0..{MAX_INSERT_LIMIT}")
+    if args.min_size > args.capacity:
+        parser.error(f"--min-size {args.min_size}: must be 0..capacity ({args.capacity})")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     config = TableConfig(enabled=not args.disabled, capacity=args.capacity,
                          min_size=args.min_size, max_batch=args.max_batch,
                          default_mode=SAMPLING_MODES[args.mode])
     service = build_service(args.tables, config, args.allow, args.seed, args.insert_limit)
-    server = HostServer(service, (args.bind, args.port), admins=args.admin, pacing=pacing)
+    try:
+        server = HostServer(service, (args.bind, args.port), admins=args.admin, pacing=pacing)
+    except OSError as exc:   # an address this host does not have, a port in use
+        parser.exit(2, f"{parser.prog}: error: cannot listen on {args.bind}:{args.port}: "
+                       f"{exc.strerror or exc}\n")
     signal.signal(signal.SIGTERM, lambda *_: server.request_stop())
     ip, port = server.address
     print(f"host replay server on {ip}:{port} tables={args.tables} {config} pacing: {pacing}",

@@ -43,9 +43,16 @@ import gymnasium as gym
 import numpy as np
 
 from agent.actor import Actor, ActorReport, StopFlag
+from agent.cli_args import ArgumentParser, int_range
 from agent.dqn import set_torch_threads
 from agent.evaluate import evaluate
-from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
+from agent.hparams import (
+    MAX_ACTORS,
+    Hyperparams,
+    add_run_options,
+    apply_overrides,
+    check_env,
+)
 from agent.learner import Learner
 from agent.metrics import MetricsLog
 from agent.namespace import enter
@@ -387,8 +394,9 @@ class Run:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_run_options(p, backend="inprocess", run_dir_help="default runs/<backend>-s<seed>")
+    p = ArgumentParser(prog="python -m agent.train", description=__doc__.splitlines()[0])
+    add_run_options(p, backend="inprocess", actors_help=f"1..{MAX_ACTORS}",
+                    run_dir_help="default runs/<backend>-s<seed>")
     p.add_argument("--resume", type=Path, default=None, help="checkpoint to resume from")
     p.add_argument("--replay", default=None, metavar="IP[:PORT]",
                    help="replay service address (switch VIP or host server)")
@@ -400,12 +408,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="network namespace (name or /proc/PID/ns/net) of each actor, in order")
     p.add_argument("--actor-ip", action="append", default=[], metavar="IP",
                    help="replay client address of each actor, in order (default --bind)")
-    p.add_argument("--weights-port", type=int, default=0,
+    p.add_argument("--weights-port", type=int_range(0, 65535), default=0,
                    help="actor weight port (+i per actor on loopback); 0 = free ports")
     p.add_argument("--weights-dest", action="append", default=[], metavar="IP[:PORT]",
                    help="where the learner sends weights (the broadcast group); "
                         "default: every actor's loopback port")
     args = p.parse_args(argv)
+    if not 1 <= args.actors <= MAX_ACTORS:
+        p.error(f"--actors {args.actors}: must be 1..{MAX_ACTORS}")
     if args.run_dir is None:
         args.run_dir = Path("runs") / f"{args.backend}-s{args.seed}-{int(time.time())}"
     if args.weights_dest and not args.weights_port:

@@ -48,7 +48,13 @@ from pathlib import Path
 
 from agent.cli_args import REPO, RUNS, ArgumentParser, doc_parts
 from agent.host_server import Pacing, allow_spec
-from agent.hparams import Hyperparams, add_run_options, apply_overrides, check_env
+from agent.hparams import (
+    MAX_ACTORS,
+    Hyperparams,
+    add_run_options,
+    apply_overrides,
+    check_env,
+)
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.protocol import REPLAY_UDP_PORT
 from agent.server_process import ServerProcess
@@ -62,7 +68,6 @@ from controller.inband import InbandChannel
 from controller.stats import read_stats
 
 STOP_GRACE = 15.0        # seconds the trainer gets to stop its actors after Ctrl-C
-MAX_INPROCESS_ACTORS = 64  # actor threads of --backend inprocess
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
@@ -281,8 +286,8 @@ def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> i
     plan = fault_plan(args)
     if args.backend == "inprocess":
         check_training(args)
-        if not 1 <= args.actors <= MAX_INPROCESS_ACTORS:
-            raise LaunchError(f"--actors {args.actors}: must be 1..{MAX_INPROCESS_ACTORS}")
+        if not 1 <= args.actors <= MAX_ACTORS:
+            raise LaunchError(f"--actors {args.actors}: must be 1..{MAX_ACTORS}")
         name_run_dir(args, None).mkdir(parents=True, exist_ok=True)
         say(f"in-process replay, {args.actors} actors, no network; run dir {args.run_dir}")
         return relay(trainer_command(args, None, None, None), "switch=none")
@@ -324,7 +329,7 @@ def build_parser(doc: str | None = __doc__,
         p, backend="switch",
         backend_help="switch: in-network replay; host: the host replay server behind the "
                      "switch; inprocess: no network",
-        actors_help=f"1 to the config's actor hosts (inprocess: 1..{MAX_INPROCESS_ACTORS})",
+        actors_help=f"1 to the config's actor hosts (inprocess: 1..{MAX_ACTORS})",
         run_dir_help="default runs/<backend>-<switch>-s<seed>-<time>")
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import protocol
-from agent.cli_args import RUNS
+from agent.cli_args import RUNS, ArgumentParser, int_range, positive_float
 from agent.namespace import enter
 from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
@@ -561,25 +561,24 @@ def print_result(r: SoakResult) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.splitlines()[2:]))
+    p = ArgumentParser(prog="python -m agent.orchestration.soak",
+                       description=__doc__.splitlines()[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="\n".join(__doc__.splitlines()[2:]))
     p.add_argument("--switch", choices=("all", "auto", *SWITCH_KINDS), default="all",
                    help="all: the Python switch and bmv2 where installed")
-    p.add_argument("--seconds", type=float, default=600.0,
+    p.add_argument("--seconds", type=positive_float, default=600.0,
                    help="total duration, shared out between the switches (default 600)")
-    p.add_argument("--fuzz", type=int, default=100_000, help="fuzz datagrams per switch")
-    p.add_argument("--forged", type=int, default=10_000,
+    p.add_argument("--fuzz", type=int_range(0, 10**8), default=100_000,
+                   help="fuzz datagrams per switch")
+    p.add_argument("--forged", type=int_range(0, 10**8), default=10_000,
                    help="requests per switch the intruder sends in other hosts' names")
-    p.add_argument("--actors", type=int, default=4)
+    p.add_argument("--actors", type=int_range(1, 64), default=4,
+                   help="at most the config's actor hosts")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--json", type=Path, default=None,
                    help="report file (default runs/soak-<time>.json)")
     args = p.parse_args(argv)
-    if args.seconds <= 0 or args.fuzz < 0 or args.forged < 0 or args.actors < 1:
-        print("error: --seconds must be positive, --fuzz and --forged >= 0, --actors >= 1",
-              file=sys.stderr)
-        return 2
     ok, why = have_netns()
     if not ok:
         print(f"error: the soak needs the namespace testbed: {why}", file=sys.stderr)

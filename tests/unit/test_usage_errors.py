@@ -1,5 +1,6 @@
 """Bad command lines get one line on stderr and exit code 2, before anything
-connects: replay-tool, replayctl, and the argument types they share."""
+connects: replay-tool, replayctl, the host replay server, the trainer, the soak,
+and the argument types they share."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ import time
 
 import pytest
 
-from agent.cli_args import REPO, doc_parts, host_port, int_range, join_host_port, positive_float
+from agent.cli_args import (
+    REPO,
+    doc_parts,
+    host_port,
+    int_list,
+    int_range,
+    join_host_port,
+    positive_float,
+)
 
 
 def run(module: str, *args: str) -> subprocess.CompletedProcess:
@@ -50,10 +59,36 @@ def test_replayctl_usage_errors_come_at_once(args: list[str], message: str) -> N
     assert proc.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize(("module", "args", "message"), [
+    ("agent.host_server", ["--port", "99999"], "argument --port: must be 0..65535 (got 99999)"),
+    ("agent.host_server", ["--tables", "0,7"], "argument --tables: must be 0..3 (got 7)"),
+    ("agent.host_server", ["--capacity", "10", "--min-size", "20"],
+     "--min-size 20: must be 0..capacity (10)"),
+    ("agent.host_server", ["--max-batch", "0"], "argument --max-batch: must be 1..255 (got 0)"),
+    ("agent.host_server", ["--admin", "foo"], "argument --admin: 'foo' is not an IPv4 address"),
+    ("agent.host_server", ["--bind", "192.0.2.1", "--port", "0"],
+     "cannot listen on 192.0.2.1:0: Cannot assign requested address"),
+    ("agent.train", ["--actors", "0"], "--actors 0: must be 1..64"),
+    ("agent.train", ["--weights-port", "70000"], "argument --weights-port: must be 0..65535"),
+    ("agent.orchestration.soak", ["--seconds", "0"], "argument --seconds: must be more than 0"),
+    ("agent.orchestration.soak", ["--fuzz", "-1"], "argument --fuzz: must be 0..100000000"),
+    ("agent.orchestration.soak", ["--actors", "0"], "argument --actors: must be 1..64 (got 0)"),
+])
+def test_server_trainer_and_soak_usage_errors(module: str, args: list[str], message: str) -> None:
+    proc = run(module, *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
 def test_argument_types() -> None:
     assert int_range(1, 3)("2") == 2
     with pytest.raises(argparse.ArgumentTypeError, match="'x' is not an integer"):
         int_range(1, 3)("x")
+    assert int_list(0, 3)("0, 2,") == [0, 2]
+    with pytest.raises(argparse.ArgumentTypeError, match=r"must be 0\.\.3 \(got 4\)"):
+        int_list(0, 3)("1,4")
+    with pytest.raises(argparse.ArgumentTypeError, match="',' lists no integer"):
+        int_list(0, 3)(",")
     assert positive_float("0.5") == 0.5
     with pytest.raises(argparse.ArgumentTypeError, match="must be more than 0 \\(got nan\\)"):
         positive_float("nan")
