@@ -1,11 +1,15 @@
 """Greedy evaluation: mean return of a Q-network over a fixed set of episodes.
 
     python -m agent.evaluate --checkpoint runs/<run>/checkpoint.pt --episodes 20
+
+Exit codes: 0 evaluated; 2 bad usage, or a checkpoint or environment that cannot
+be loaded (one line on stderr).
 """
 
 from __future__ import annotations
 
-import argparse
+import pickle
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agent.cli_args import EXIT_USAGE, ArgumentParser, int_range
 from agent.dqn import QNetwork, set_torch_threads
 
 EVAL_SEED = 100_000
@@ -55,21 +60,52 @@ def evaluate(q: QNetwork, env_id: str, episodes: int = 20, seed: int = EVAL_SEED
     return EvalResult(tuple(returns), complete=True)
 
 
+def load_checkpoint(path: Path, env_id: str | None) -> tuple[QNetwork, str]:
+    """The greedy Q-network of a learner checkpoint and the env to run it on (the
+    checkpoint's, unless `env_id`); ValueError saying what is wrong with either."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError as exc:
+        raise ValueError(f"--checkpoint {path}: cannot read: {exc.strerror or exc}") from None
+    except (pickle.UnpicklingError, KeyError, RuntimeError, EOFError, ValueError):
+        raise ValueError(f"--checkpoint {path}: not a file torch.load can read") from None
+    try:
+        hp = state["hparams"]
+        env_id = env_id or hp["env_id"]
+        hidden = tuple(hp["hidden"])
+    except (KeyError, TypeError):
+        raise ValueError(f"--checkpoint {path}: not a learner checkpoint (no hparams with "
+                         "env_id and hidden)") from None
+    try:
+        env = gym.make(env_id)
+    except gym.error.Error as exc:
+        raise ValueError(f"--env {env_id}: {exc}") from None
+    try:
+        q = QNetwork(int(np.prod(env.observation_space.shape)), int(env.action_space.n),
+                     hidden)
+        q.load_state_dict(state["q"])
+    except (KeyError, RuntimeError, AttributeError) as exc:
+        raise ValueError(f"--checkpoint {path} does not fit {env_id}: "
+                         f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+    finally:
+        env.close()
+    return q, env_id
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Greedy evaluation of a learner checkpoint")
+    parser = ArgumentParser(prog="python -m agent.evaluate",
+                            description="Greedy evaluation of a learner checkpoint")
     parser.add_argument("--checkpoint", type=Path, required=True)
-    parser.add_argument("--episodes", type=int, default=20)
+    parser.add_argument("--episodes", type=int_range(1, 100_000), default=20)
     parser.add_argument("--env", default=None, help="default: the checkpoint's env")
-    parser.add_argument("--seed", type=int, default=EVAL_SEED)
+    parser.add_argument("--seed", type=int_range(0, 2**32 - 1), default=EVAL_SEED)
     args = parser.parse_args(argv)
     set_torch_threads(1)
-    state = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
-    hp = state["hparams"]
-    env_id = args.env or hp["env_id"]
-    env = gym.make(env_id)
-    q = QNetwork(int(np.prod(env.observation_space.shape)), int(env.action_space.n),
-                 tuple(hp["hidden"]))
-    q.load_state_dict(state["q"])
+    try:
+        q, env_id = load_checkpoint(args.checkpoint, args.env)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_USAGE)
     result = evaluate(q, env_id, args.episodes, args.seed)
     print(f"eval env={env_id} episodes={len(result.returns)} mean_return={result.mean:.1f} "
           f"min={min(result.returns):.0f} max={max(result.returns):.0f}", flush=True)

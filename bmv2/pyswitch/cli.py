@@ -80,6 +80,13 @@ def _uint(text: str) -> int:
     return value
 
 
+def _tcp_port(text: str) -> int:
+    value = _uint(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a TCP port (0..65535)")
+    return value
+
+
 def _address(text: str) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
@@ -102,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
                         help="bind switch port PORT to interface IFACE (repeatable)")
     parser.add_argument("--device-id", type=_uint, default=0, help="device id (default 0)")
-    parser.add_argument("--thrift-port", type=_uint,
+    parser.add_argument("--thrift-port", type=_tcp_port,
                         help="accepted for compatibility and ignored (no Thrift server)")
     parser.add_argument("-L", "--log-level", choices=sorted(LOG_LEVELS), default="info",
                         help="log level (default info)")

@@ -49,7 +49,8 @@ def test_bad_arguments_are_explained(argv: list[str], message: str) -> None:
 
 @pytest.mark.parametrize("argv", [["--no-p4", "--grpc-server-addr", "nowhere"],
                                   ["--no-p4", "--cpu-port", "600"],
-                                  ["--no-p4", "--device-id", "-1"]])
+                                  ["--no-p4", "--device-id", "-1"],
+                                  ["--no-p4", "--thrift-port", "99999"]])
 def test_bad_values_exit_with_usage(argv: list[str], capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as info:
         parse_args(argv)

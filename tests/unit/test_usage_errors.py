@@ -1,6 +1,6 @@
 """Bad command lines get one line on stderr and exit code 2, before anything
 connects: replay-tool, replayctl, the host replay server, the trainer, the soak,
-and the argument types they share."""
+the evaluation, and the argument types they share."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import argparse
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import torch
 
 from agent.cli_args import (
     REPO,
@@ -73,8 +75,13 @@ def test_replayctl_usage_errors_come_at_once(args: list[str], message: str) -> N
     ("agent.orchestration.soak", ["--seconds", "0"], "argument --seconds: must be more than 0"),
     ("agent.orchestration.soak", ["--fuzz", "-1"], "argument --fuzz: must be 0..100000000"),
     ("agent.orchestration.soak", ["--actors", "0"], "argument --actors: must be 1..64 (got 0)"),
+    ("agent.evaluate", ["--checkpoint", "/nonexistent.pt"],
+     "--checkpoint /nonexistent.pt: cannot read: No such file or directory"),
+    ("agent.evaluate", ["--checkpoint", "x.pt", "--episodes", "0"],
+     "argument --episodes: must be 1..100000 (got 0)"),
 ])
-def test_server_trainer_and_soak_usage_errors(module: str, args: list[str], message: str) -> None:
+def test_server_trainer_soak_and_evaluation_usage_errors(module: str, args: list[str],
+                                                         message: str) -> None:
     proc = run(module, *args)
     assert proc.returncode == 2 and proc.stdout == ""
     assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
@@ -103,3 +110,17 @@ def test_doc_parts_keep_the_whole_first_paragraph() -> None:
     assert doc_parts(doc) == ("First line of a sentence\nthat goes on.",
                               "    usage example\n\nMore.")
     assert doc_parts(None) == ("", "")
+
+
+def test_a_file_that_is_no_learner_checkpoint_is_one_line(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pt"
+    junk.write_text("not a checkpoint\n")
+    proc = run("agent.evaluate", "--checkpoint", str(junk))
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: --checkpoint {junk}: not a file torch.load can read\n"
+    other = tmp_path / "other.pt"
+    torch.save({"weights": 1}, other)
+    proc = run("agent.evaluate", "--checkpoint", str(other))
+    assert proc.returncode == 2
+    assert proc.stderr == (f"error: --checkpoint {other}: not a learner checkpoint (no hparams "
+                           "with env_id and hidden)\n")
