@@ -40,6 +40,7 @@ from agent.cli_args import (
     positive_float,
 )
 from agent.host_server import Pacing
+from agent.hparams import MAX_ACTORS
 from agent.orchestration.benchmarks import bed as bedmod
 from agent.orchestration.benchmarks.forwarding import forwarding_figures
 from agent.orchestration.benchmarks.harness import (
@@ -138,7 +139,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
                    help="also train CartPole per backend via agent.orchestration.launch (long)")
     p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
-    p.add_argument("--training-actors", type=int_list(1, 64), default=[1, 2, 4],
+    p.add_argument("--training-actors", type=int_list(1, MAX_ACTORS), default=[1, 2, 4],
                    help="actor counts, each at most the config's actor hosts")
     p.add_argument("--training-seeds", type=int_list(0, 2**32 - 1), default=[1, 2, 3])
     p.add_argument("--training-seconds", type=positive_float, default=600.0,

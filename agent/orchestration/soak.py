@@ -57,6 +57,7 @@ from typing import Any
 
 from agent import protocol
 from agent.cli_args import RUNS, ArgumentParser, int_range, positive_float
+from agent.hparams import MAX_ACTORS
 from agent.namespace import enter
 from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
 from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
@@ -573,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="fuzz datagrams per switch")
     p.add_argument("--forged", type=int_range(0, 10**8), default=10_000,
                    help="requests per switch the intruder sends in other hosts' names")
-    p.add_argument("--actors", type=int_range(1, 64), default=4,
+    p.add_argument("--actors", type=int_range(1, MAX_ACTORS), default=4,
                    help="at most the config's actor hosts")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--json", type=Path, default=None,
