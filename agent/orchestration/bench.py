@@ -4,6 +4,7 @@
     python -m agent.orchestration.bench --switch python --rounds 3 --out /tmp/bench
     python -m agent.orchestration.bench --out docs/benchmarks  # replace the committed results
     python -m agent.orchestration.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
+    python -m agent.orchestration.bench --switch none --make-run   # make run: bmv2 / Python switch
 
 Per switch (the Python switch always, bmv2 when installed) one namespace
 testbed: the replay client in the learner namespace talks to the switch's VIP
@@ -13,8 +14,9 @@ rounds, the host server's reply pacing is calibrated on that switch (the
 fastest setting under which it loses nothing, agent/orchestration/benchmarks/pacing.py).
 Each round runs every backend's short, bounded measurement plus the switch's
 forwarding rate, in rotating order; results are medians over rounds, retries
-and lost replies are totals. Training runs (optional) go through
-`python -m agent.orchestration.launch`. Writes results.json, results.md and plots to --out
+and lost replies are totals. Training runs (optional: --training, and
+--make-run's runs of `make run` on each switch, benchmarks/run_ratio.py) go
+through `python -m agent.orchestration.launch`. Writes results.json, results.md and plots to --out
 (default runs/bench-<UTC time>/, not the committed docs/benchmarks/); see
 docs/benchmarks.md.
 """
@@ -62,6 +64,7 @@ from agent.orchestration.benchmarks.pacing import (
 )
 from agent.orchestration.benchmarks.replay_ops import BATCH_SIZES, OpsBudget, measure, warm_up
 from agent.orchestration.benchmarks.report import machine_info, write_all
+from agent.orchestration.benchmarks.run_ratio import run_ratio, run_ratio_jobs
 from agent.orchestration.benchmarks.targets import targets
 from agent.orchestration.benchmarks.training import (
     TrainingHook,
@@ -148,6 +151,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="bound per run")
     p.add_argument("--training-budget", type=positive_float, default=4 * 3600.0,
                    help="bound on all training runs")
+    p.add_argument("--make-run", action=argparse.BooleanOptionalAction, default=False,
+                   help="also time make run's training on the Python switch and on bmv2, "
+                        "seed by seed (bmv2's wall time over the Python switch's; long; each "
+                        "run bounded by --training-seconds and --training-env-steps, all of "
+                        "them by --training-budget)")
+    p.add_argument("--make-run-seeds", type=int_list(0, 2**32 - 1), default=[1, 2, 3])
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--out", type=Path, default=None,
                    help="output directory (default runs/bench-<UTC time>/; give "
@@ -300,6 +309,25 @@ def bench_training(args: argparse.Namespace, hook: TrainingHook, testbeds: dict)
                    "host_pacing": describe(pacing), "runs": runs, "summary": summarize(runs)}
 
 
+def bench_make_run(args: argparse.Namespace, hook: TrainingHook) -> dict:
+    """`make run` through the Python switch and through bmv2, seed by seed, and the
+    ratio of their wall times (run_ratio.py), or why it did not run."""
+    if not args.make_run:
+        return {"status": "skipped (run with --make-run)"}
+    if find_bmv2() is None:
+        return {"status": "skipped: simple_switch_grpc is not installed"}
+    ok, why = have_netns()
+    if not ok:
+        return {"status": f"skipped: {why}"}
+    jobs = run_ratio_jobs(args.make_run_seeds, args.training_seconds, args.training_env_steps,
+                          args.log_dir / "make-run", int(time.time()))
+    runs = run_training(jobs, hook, Budget(args.training_budget))
+    return {"status": f"ran {len(runs)} of {len(jobs)} runs",
+            "max_seconds": args.training_seconds, "max_env_steps": args.training_env_steps,
+            "runs": [run | {"switch": job.switch} for job, run in zip(jobs, runs, strict=False)]
+            } | run_ratio(jobs, runs)
+
+
 def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hook) -> dict:
     """Run the benchmarks and write the results; returns what results.json holds.
     Raises ConfigError or UsageError before anything starts."""
@@ -325,6 +353,7 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
         "settings": _settings(args),
         "testbeds": testbeds,
         "training": bench_training(args, training_hook, testbeds),
+        "make_run": bench_make_run(args, training_hook),
     }
     results["machine"] |= {"loadavg_start": load_start, "loadavg_end": os.getloadavg()}
     results["duration_s"] = time.monotonic() - t0
@@ -339,6 +368,8 @@ def failures(results: dict) -> list[str]:
     failed = [f"{k}: {tb['error']}" for k, tb in results["testbeds"].items() if tb.get("failed")]
     failed += [f"training {r['backend']} actors={r['actors']} seed={r['seed']}: {r['error']}"
                for r in results["training"]["runs"] if r.get("error")]
+    failed += [f"make run on {r['switch']} seed={r['seed']}: {r['error']}"
+               for r in results.get("make_run", {}).get("runs", []) if r.get("error")]
     return failed
 
 

@@ -246,6 +246,7 @@ def markdown(results: dict) -> str:
         lines += _loss_markdown(tb, settings["batch_sizes"])
     lines += _switch_comparison(results)
     lines += _training_markdown(results["training"])
+    lines += _make_run_markdown(results.get("make_run"))
     return "\n".join(lines) + "\n"
 
 
@@ -292,6 +293,37 @@ def _training_markdown(training: dict) -> list[str]:
                      f"| {_fmt(row['median_wall_s'])} "
                      f"| {_fmt(row.get('median_env_steps_per_s'))} |")
     return [*lines, ""]
+
+
+def _make_run_markdown(make_run: dict | None) -> list[str]:
+    lines = ["## make run: bmv2 against the Python switch", ""]
+    if make_run is None or "rows" not in make_run:
+        status = make_run["status"] if make_run else "not part of this run"
+        return [*lines, f"Not run: {status}.", ""]
+    verdict = {True: "**pass**", False: "fail", None: "not measured"}[make_run["pass"]]
+    lines += [f"Status: {make_run['status']}. `make run`'s training (in-network replay, 2 "
+              f"actors) through each switch, one after the other, each run at most "
+              f"{make_run['max_seconds']:.0f} s and {make_run['max_env_steps']:,} env steps. "
+              f"Median over seeds of bmv2's wall time to solved over the Python switch's: "
+              f"{_fmt(make_run['median_wall_ratio'])} (target ≤ {make_run['threshold']}: "
+              f"{verdict}); per learner step: {_fmt(make_run['median_step_ratio'])}.", "",
+              "| seed | Python switch: s to solved (learner steps) | bmv2 | bmv2 / Python "
+              "| per learner step |",
+              "|---:|---:|---:|---:|---:|"]
+    for row in make_run["rows"]:
+        cells = [_run_cell(row, k) for k in ("python", "bmv2")]
+        lines.append(f"| {row['seed']} | {cells[0]} | {cells[1]} | {_fmt(row['wall_ratio'])} "
+                     f"| {_fmt(row['step_ratio'])} |")
+    return [*lines, ""]
+
+
+def _run_cell(row: dict, switch: str) -> str:
+    if row[f"{switch}_error"]:
+        return f"error: {row[f'{switch}_error']}"
+    if row[f"{switch}_solved"] is None:
+        return "not run"
+    solved = "" if row[f"{switch}_solved"] else ", not solved"
+    return f"{_fmt(row[f'{switch}_wall_s'])} ({_fmt(row[f'{switch}_learner_steps'])}{solved})"
 
 
 # --- plots --------------------------------------------------------------------------------

@@ -134,10 +134,10 @@ def run_training(jobs: list[TrainingJob], hook: TrainingHook, budget: Budget) ->
         if budget.remaining() < job.max_seconds:
             progress(f"training: budget spent, {len(jobs) - i} runs not started")
             break
-        progress(f"training {i + 1}/{len(jobs)}: {job.backend} actors={job.actors} "
-                 f"seed={job.seed}")
+        progress(f"training {i + 1}/{len(jobs)}: {job.backend} on {job.switch} "
+                 f"actors={job.actors} seed={job.seed}")
         res = hook(job)
-        progress(f"training {job.backend} actors={job.actors} seed={job.seed}: "
+        progress(f"training {job.backend} on {job.switch} actors={job.actors} seed={job.seed}: "
                  f"solved={res.solved} env_steps={res.env_steps} wall_s={res.wall_s:.1f}"
                  + (f" error={res.error}" if res.error else ""))
         out.append(asdict(res))
