@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.orchestration import bench
+from agent.orchestration.benchmarks import report
 from agent.orchestration.benchmarks.run_ratio import RUN_ACTORS, run_ratio, run_ratio_jobs
 from agent.orchestration.benchmarks.training import TrainingJob, TrainingResult
 from tests.bench.test_bench_smoke import TINY
@@ -82,6 +83,17 @@ def test_without_the_option_the_report_says_why(tmp_path: Path) -> None:
                           "--log-dir", str(tmp_path / "log")])
     assert results["make_run"] == {"status": "skipped (run with --make-run)"}
     assert "Not run: skipped (run with --make-run)." in (out / "results.md").read_text()
+
+
+def test_a_run_that_broke_shows_its_error_in_its_cell(tmp_path: Path) -> None:
+    jobs = run_ratio_jobs([1], 60.0, 1000, tmp_path, 7)
+    runs = [result(jobs[0], 30.0, 10_000),
+            result(jobs[1], math.nan, 0, solved=False, error="exit 1, no SUMMARY line: a | b")]
+    make_run = {"status": "ran 2 of 2 runs", "max_seconds": 60.0, "max_env_steps": 1000,
+                "runs": runs} | run_ratio(jobs, runs)
+    md = report._make_run_markdown(make_run)
+    assert "| 1 | 30.0 (10,000) | error: exit 1, no SUMMARY line: a \\| b | – | – |" in md
+    assert "target ≤ 1.5: not measured" in md[2]
 
 
 def test_a_make_run_that_broke_is_a_failure() -> None:

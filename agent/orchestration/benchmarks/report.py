@@ -318,8 +318,8 @@ def _make_run_markdown(make_run: dict | None) -> list[str]:
 
 
 def _run_cell(row: dict, switch: str) -> str:
-    if row[f"{switch}_error"]:
-        return f"error: {row[f'{switch}_error']}"
+    if row[f"{switch}_error"]:   # a launcher's last lines, joined by " | "
+        return "error: " + row[f"{switch}_error"].replace("|", "\\|")
     if row[f"{switch}_solved"] is None:
         return "not run"
     solved = "" if row[f"{switch}_solved"] else ", not solved"
