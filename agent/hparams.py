@@ -15,7 +15,7 @@ from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, SAMPLING_MODES
 from agent.replay_client import BACKENDS
 from agent.transition import max_obs_dim
 
-MAX_ACTORS = 64  # actors one run may start without a testbed (threads or processes)
+MAX_ACTORS = 64  # the most actors one run may start (threads or processes)
 
 
 @dataclass(frozen=True)

@@ -324,7 +324,6 @@ def bench_make_run(args: argparse.Namespace, hook: TrainingHook) -> dict:
     runs = run_training(jobs, hook, Budget(args.training_budget))
     return {"status": f"ran {len(runs)} of {len(jobs)} runs",
             "max_seconds": args.training_seconds, "max_env_steps": args.training_env_steps,
-            "runs": [run | {"switch": job.switch} for job, run in zip(jobs, runs, strict=False)]
             } | run_ratio(jobs, runs)
 
 

@@ -48,6 +48,7 @@ def test_ratios_count_seeds_where_both_solved(tmp_path: Path) -> None:
     assert rows[4]["bmv2_solved"] is None and rows[4]["wall_ratio"] is None
     assert out["median_wall_ratio"] == pytest.approx(1.625)        # of 2.0 and 1.25
     assert out["threshold"] == 1.5 and out["pass"] is False
+    assert [r["switch"] for r in out["runs"]] == ["python", "bmv2"] * 3 + ["python"]
     out = run_ratio(jobs[4:6], runs[4:6])
     assert out["median_wall_ratio"] == 1.25 and out["pass"] is True
     assert run_ratio(jobs[:4], runs[:1])["pass"] is None         # nothing to compare
@@ -89,8 +90,8 @@ def test_a_run_that_broke_shows_its_error_in_its_cell(tmp_path: Path) -> None:
     jobs = run_ratio_jobs([1], 60.0, 1000, tmp_path, 7)
     runs = [result(jobs[0], 30.0, 10_000),
             result(jobs[1], math.nan, 0, solved=False, error="exit 1, no SUMMARY line: a | b")]
-    make_run = {"status": "ran 2 of 2 runs", "max_seconds": 60.0, "max_env_steps": 1000,
-                "runs": runs} | run_ratio(jobs, runs)
+    make_run = {"status": "ran 2 of 2 runs", "max_seconds": 60.0,
+                "max_env_steps": 1000} | run_ratio(jobs, runs)
     md = report._make_run_markdown(make_run)
     assert "| 1 | 30.0 (10,000) | error: exit 1, no SUMMARY line: a \\| b | – | – |" in md
     assert "target ≤ 1.5: not measured" in md[2]

@@ -44,10 +44,12 @@ def _median(values: list[float | None]) -> float | None:
 
 
 def run_ratio(jobs: list[TrainingJob], runs: list[dict]) -> dict:
-    """Rows per seed, their medians and the verdict, from the runs of `jobs` in order
-    (fewer runs than jobs: the budget ran out, the missing ones are not counted)."""
+    """The runs of `jobs` in order, each with its switch, rows per seed, their medians
+    and the verdict (fewer runs than jobs: the budget ran out, the missing ones are
+    not counted)."""
+    tagged = [run | {"switch": job.switch} for job, run in zip(jobs, runs, strict=False)]
     by_seed: dict[int, dict[str, dict]] = {}
-    for job, run in zip(jobs, runs, strict=False):
+    for run, job in zip(tagged, jobs, strict=False):
         by_seed.setdefault(job.seed, {})[job.switch] = run
     rows = []
     for seed, pair in by_seed.items():
@@ -62,7 +64,7 @@ def run_ratio(jobs: list[TrainingJob], runs: list[dict]) -> dict:
             "step_ratio": _ratio(_per_step(bm), _per_step(py)) if both else None,
         })
     median = _median([r["wall_ratio"] for r in rows])
-    return {"rows": rows, "median_wall_ratio": median,
+    return {"runs": tagged, "rows": rows, "median_wall_ratio": median,
             "median_step_ratio": _median([r["step_ratio"] for r in rows]),
             "threshold": RUN_RATIO_TARGET,
             "pass": None if median is None else median <= RUN_RATIO_TARGET}
