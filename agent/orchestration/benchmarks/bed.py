@@ -54,15 +54,17 @@ def inprocess_client(cfg: Config, seed: int = 1) -> ReplayClient:
 
 class NetworkBed(BedLifecycle):
     """A started Testbed plus the host replay server (replies paced by `pacing`);
-    stop() undoes both."""
+    stop() undoes both. With deploy_config False the switch starts without a
+    pipeline (the caller pushes another program)."""
 
     def __init__(self, cfg: Config, switch_kind: str, log_dir: Path,
-                 pacing: Pacing | None = None) -> None:
+                 pacing: Pacing | None = None, deploy_config: bool = True) -> None:
         self.cfg = cfg
         self.kind = switch_kind
         self.log_dir = log_dir
         self.pacing = pacing or Pacing()
-        self.testbed = Testbed(cfg, switch_kind, ip_stack=True, log_dir=log_dir)
+        self.testbed = Testbed(cfg, switch_kind, ip_stack=True, log_dir=log_dir,
+                               deploy_config=deploy_config)
         self.server: ServerProcess | None = None
 
     def _bring_up(self) -> None:
