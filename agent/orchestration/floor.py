@@ -70,7 +70,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     p.add_argument("--out", type=Path, default=None,
                    help="output directory (default runs/floor-<UTC time>/)")
-    p.add_argument("--log-dir", type=Path, default=REPO / ".bench")
+    p.add_argument("--log-dir", type=Path, default=REPO / ".bench",
+                   help="the switches' and host server's logs, and the compiled program")
     return p.parse_args(argv)
 
 
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict:
                           f"{args.config} allows at most {cfg.table(TABLE).max_batch}")
     started = datetime.now(UTC)
     out = args.out or RUNS / f"floor-{started:%Y%m%d-%H%M%S}"
-    artifacts = compile_floor(out / "build")
+    artifacts = compile_floor(args.log_dir / "floor-build")
     kinds, skipped = switch_kinds(args.switch)
     sections: dict[str, dict] = {k: {"error": why} for k, why in skipped.items()}
     budget = Budget(args.budget_seconds)
