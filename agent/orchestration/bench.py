@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -33,7 +32,6 @@ from functools import partial
 from pathlib import Path
 
 from agent.cli_args import (
-    EXIT_USAGE,
     REPO,
     RUNS,
     ArgumentParser,
@@ -48,6 +46,8 @@ from agent.orchestration.benchmarks.forwarding import forwarding_figures
 from agent.orchestration.benchmarks.harness import (
     Budget,
     Job,
+    exit_on_sigterm,
+    exit_status,
     loss_totals,
     medians,
     progress,
@@ -81,7 +81,6 @@ from controller.config import DEFAULT_CONFIG, Config, ConfigError
 
 NO_SWITCH = "none"
 AUTO = "auto"
-EXIT_FAILED, EXIT_INTERRUPTED = 1, 130
 MANY = 10**7        # bound on the count options: far past any run that fits the budgets
 
 
@@ -375,18 +374,7 @@ def failures(results: dict) -> list[str]:
 def cli(argv: list[str] | None = None) -> int:
     """`python -m agent.orchestration.bench`: 0 measured, 1 a testbed or training run
     failed (the results are still written), 2 bad usage or config, 130 interrupted."""
-    try:
-        results = main(argv)
-    except (ConfigError, UsageError) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        progress("interrupted; every testbed was stopped")
-        return EXIT_INTERRUPTED
-    failed = failures(results)
-    for what in failed:
-        print(f"failed: {what}", file=sys.stderr, flush=True)
-    return EXIT_FAILED if failed else 0
+    return exit_status(lambda: failures(main(argv)), (ConfigError, UsageError))
 
 
 def default_out(started: datetime) -> Path:
@@ -402,10 +390,6 @@ def _settings(args: argparse.Namespace) -> dict:
     return out
 
 
-def _terminate(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)  # unwinds through every finally: testbeds are stopped
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, _terminate)
+    exit_on_sigterm()
     sys.exit(cli())

@@ -24,13 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agent.cli_args import (
-    EXIT_USAGE,
     REPO,
     RUNS,
     ArgumentParser,
@@ -39,10 +37,16 @@ from agent.cli_args import (
     int_range,
     positive_float,
 )
-from agent.orchestration.bench import EXIT_FAILED, EXIT_INTERRUPTED, switch_kinds
+from agent.orchestration.bench import switch_kinds
 from agent.orchestration.benchmarks.bed import TABLE, load_config
 from agent.orchestration.benchmarks.floor import compile_floor, measure_switch
-from agent.orchestration.benchmarks.harness import Budget, loss_totals, progress
+from agent.orchestration.benchmarks.harness import (
+    Budget,
+    exit_on_sigterm,
+    exit_status,
+    loss_totals,
+    progress,
+)
 from agent.orchestration.benchmarks.report import machine_info
 from agent.protocol import MAX_BATCH
 from bmv2.artifacts import ToolchainMissing
@@ -148,26 +152,16 @@ def main(argv: list[str] | None = None) -> dict:
     return results
 
 
+def failures(results: dict) -> list[str]:
+    """The switches whose testbed broke off (one not installed is no failure)."""
+    return [f"{k}: {s['error']}" for k, s in results["switches"].items() if s.get("failed")]
+
+
 def cli(argv: list[str] | None = None) -> int:
     """0 measured, 1 a testbed failed, 2 bad usage, config or no p4c, 130 interrupted."""
-    try:
-        results = main(argv)
-    except (ConfigError, ToolchainMissing) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        progress("interrupted; every testbed was stopped")
-        return EXIT_INTERRUPTED
-    failed = [f"{k}: {s['error']}" for k, s in results["switches"].items() if s.get("failed")]
-    for what in failed:
-        print(f"failed: {what}", file=sys.stderr, flush=True)
-    return EXIT_FAILED if failed else 0
-
-
-def _terminate(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)  # unwinds through every finally: testbeds are stopped
+    return exit_status(lambda: failures(main(argv)), (ConfigError, ToolchainMissing))
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, _terminate)
+    exit_on_sigterm()
     sys.exit(cli())

@@ -6,13 +6,17 @@ result is a flat dict of metric name -> number so medians and ratios are uniform
 
 from __future__ import annotations
 
+import signal
 import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from agent.cli_args import EXIT_USAGE
+
 Figures = dict[str, float]
+EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # a measuring tool's exit status (with cli_args' 2)
 
 
 @dataclass
@@ -42,6 +46,33 @@ _RUN_CLOCK = Budget(float("inf"))  # progress lines count from when the benchmar
 def progress(message: str) -> None:
     """One progress line on stderr, stamped with seconds since the run began."""
     print(f"[bench {_RUN_CLOCK.elapsed():7.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def exit_status(run: Callable[[], list[str]], usage_errors: tuple[type[Exception], ...]) -> int:
+    """A measuring tool's exit status: run() measures, writes its results and returns
+    what failed; 0 when nothing did, 1 when something did (a `failed:` line each),
+    2 when it raised one of `usage_errors` (an `error:` line: bad options or config,
+    a missing tool, before anything started), 130 when interrupted (every testbed
+    is stopped by then: each is torn down on its way out)."""
+    try:
+        failed = run()
+    except usage_errors as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        progress("interrupted; every testbed was stopped")
+        return EXIT_INTERRUPTED
+    for what in failed:
+        print(f"failed: {what}", file=sys.stderr, flush=True)
+    return EXIT_FAILED if failed else 0
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM raises SystemExit(143), which unwinds through every `finally`, so
+    testbeds and servers are stopped as on Ctrl-C."""
+    def terminate(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, terminate)
 
 
 def timed_calls(fn: Callable[[], object], count: int, seconds: float) -> list[float]:
