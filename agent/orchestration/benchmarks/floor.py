@@ -12,7 +12,9 @@ the same rounds, the host replay server's SAMPLE n through the same switch
 (forwarded by destination). floor p50 / host p50 is about the lowest
 in-network / host ratio any one-packet-per-reply design can reach with this
 switch on this machine; the replay program's copies do their draw, tree walk
-and record read on top of it.
+and record read on top of it. (tests/dataplane/bench_node_costs.py measures a
+bare copy's CPU with raw frames, node by node; this puts it against the host
+server, through the client every path uses.)
 """
 
 from __future__ import annotations
