@@ -164,18 +164,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def check_batch_sizes(cfg: Config, sizes: list[int]) -> None:
+    """UsageError unless every SAMPLE size is within the benchmark table's max_batch."""
+    max_batch = cfg.table(bedmod.TABLE).max_batch
+    too_big = [n for n in sizes if n > max_batch]
+    if too_big:
+        raise UsageError(f"--batch-sizes {','.join(map(str, too_big))}: table {bedmod.TABLE} "
+                         f"of {cfg.source} allows SAMPLEs of at most {max_batch} (max_batch)")
+
+
 def check_against_config(args: argparse.Namespace) -> Config:
     """The benchmark config from --config, once the options are checked against it
     (ConfigError if it is bad, UsageError if the options ask what it rules out); the
     default batch sizes are those the table allows."""
     cfg = bedmod.load_config(args.config)
-    max_batch = cfg.table(bedmod.TABLE).max_batch
     if args.batch_sizes is None:
+        max_batch = cfg.table(bedmod.TABLE).max_batch
         args.batch_sizes = [n for n in BATCH_SIZES if n <= max_batch]
-    too_big = [n for n in args.batch_sizes if n > max_batch]
-    if too_big:
-        raise UsageError(f"--batch-sizes {','.join(map(str, too_big))}: table {bedmod.TABLE} "
-                         f"of {cfg.source} allows SAMPLEs of at most {max_batch} (max_batch)")
+    check_batch_sizes(cfg, args.batch_sizes)
     actor_hosts = sum(1 for h in cfg.hosts if h.role == "actor")
     too_many = [n for n in args.training_actors if n > actor_hosts]
     if args.training and too_many:

@@ -37,8 +37,8 @@ from agent.cli_args import (
     int_range,
     positive_float,
 )
-from agent.orchestration.bench import switch_kinds
-from agent.orchestration.benchmarks.bed import TABLE, load_config
+from agent.orchestration.bench import UsageError, check_batch_sizes, switch_kinds
+from agent.orchestration.benchmarks.bed import load_config
 from agent.orchestration.benchmarks.floor import compile_floor, measure_switch
 from agent.orchestration.benchmarks.harness import (
     Budget,
@@ -108,13 +108,11 @@ def rows_markdown(kind: str, section: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> dict:
     """Measure and write the results; returns what results.json holds. Raises
-    ConfigError, or ToolchainMissing without p4c, before anything starts."""
+    ConfigError, UsageError (a batch above the table's), or ToolchainMissing
+    (no p4c) before anything starts."""
     args = parse_args(argv)
     cfg = load_config(args.config)
-    too_big = [n for n in args.batch_sizes if n > cfg.table(TABLE).max_batch]
-    if too_big:
-        raise ConfigError(f"--batch-sizes {','.join(map(str, too_big))}: table {TABLE} of "
-                          f"{args.config} allows at most {cfg.table(TABLE).max_batch}")
+    check_batch_sizes(cfg, args.batch_sizes)
     started = datetime.now(UTC)
     out = args.out or RUNS / f"floor-{started:%Y%m%d-%H%M%S}"
     artifacts = compile_floor(args.log_dir / "floor-build")
@@ -159,7 +157,7 @@ def failures(results: dict) -> list[str]:
 
 def cli(argv: list[str] | None = None) -> int:
     """0 measured, 1 a testbed failed, 2 bad usage, config or no p4c, 130 interrupted."""
-    return exit_status(lambda: failures(main(argv)), (ConfigError, ToolchainMissing))
+    return exit_status(lambda: failures(main(argv)), (ConfigError, UsageError, ToolchainMissing))
 
 
 if __name__ == "__main__":
