@@ -12,6 +12,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from agent.orchestration.benchmarks import pages
 from agent.orchestration.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES
 from bmv2.artifacts import find_p4c, p4c_version
 from bmv2.launch import find_bmv2
@@ -67,17 +68,24 @@ def _clean(value: object) -> object:
 
 
 def write_all(results: dict, out_dir: Path) -> list[Path]:
-    """Write results.json, results.md and the plots; returns the paths written."""
+    """Write results.json, results.md and the plots (removing a plot this run has no data
+    for); returns the paths written. Into docs/benchmarks, the committed results, also
+    re-render the figures README.md and docs/benchmarks.md quote (pages.py)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = [p for p in (plot_latency(results, out_dir / LATENCY_PLOT),
                          plot_forwarding(results, out_dir / FORWARDING_PLOT),
                          plot_training(results, out_dir / TRAINING_PLOT)) if p]
+    for name in {LATENCY_PLOT, FORWARDING_PLOT, TRAINING_PLOT} - {p.name for p in plots}:
+        (out_dir / name).unlink(missing_ok=True)
     results["files"] = [p.name for p in plots]
     json_path = out_dir / "results.json"
     json_path.write_text(json.dumps(_clean(results), indent=1) + "\n")
     md_path = out_dir / "results.md"
     md_path.write_text(markdown(results))
-    return [json_path, md_path, *plots]
+    written = [json_path, md_path, *plots]
+    if out_dir.resolve() == pages.RESULTS_DIR.resolve():
+        written += pages.refresh(out_dir)
+    return written
 
 
 # --- markdown ---------------------------------------------------------------------------
