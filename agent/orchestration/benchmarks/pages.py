@@ -160,8 +160,8 @@ def make_run_table(make_run: dict | None) -> list[str]:
         solved = "" if row[f"{sw}_solved"] else ", not solved"
         return f"{num(row[f'{sw}_wall_s'])} s ({num(row[f'{sw}_learner_steps'])}{solved})"
 
-    lines = [f"`make run` to solved (in-network replay, 2 actors), each switch in turn, "
-             f"{make_run['status']}: bmv2's wall time over the Python switch's, median over "
+    lines = [f"`make run` to solved (in-network replay, 2 actors), each switch in turn "
+             f"({make_run['status']}): bmv2's wall time over the Python switch's, median over "
              f"seeds {ratio(make_run['median_wall_ratio'])} (target ≤ "
              f"{make_run['threshold']}), per learner step "
              f"{ratio(make_run['median_step_ratio'])}.", ""]
