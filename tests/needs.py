@@ -9,7 +9,7 @@ import pytest
 
 from bmv2 import tofino_artifacts
 from bmv2.launch import find_bmv2
-from bmv2.netns import have_netns
+from bmv2.testbed.netns import have_netns
 
 
 def netns() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-REPO = Path(__file__).resolve().parents[1]  # the repository root: `python -m` children run here
+REPO = Path(__file__).resolve().parents[2]  # the repository root: `python -m` children run here
 RUNS = REPO / "runs"                         # the tools' run directories go below it
 EXIT_USAGE = 2
 

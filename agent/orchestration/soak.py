@@ -55,15 +55,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agent import protocol
-from agent.cli_args import RUNS, ArgumentParser, int_range, positive_float
-from agent.hparams import MAX_ACTORS
-from agent.namespace import enter
-from agent.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
-from agent.replay_client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
+from agent.contract import protocol
+from agent.contract.cli_args import RUNS, ArgumentParser, int_range, positive_float
+from agent.contract.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
+from agent.replay.client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
+from agent.rl.hparams import MAX_ACTORS
+from agent.rl.namespace import enter
 from bmv2.launch import SWITCH_KINDS, find_bmv2, resolve_kind
-from bmv2.netns import have_netns, inside, raw_socket
-from bmv2.testbed import Testbed
+from bmv2.testbed.netns import have_netns, inside, raw_socket
+from bmv2.testbed.netns_bed import Testbed
 from controller import config as cfgmod
 from controller import snapshot, udp_frame
 from controller.config import DEFAULT_CONFIG, AclRule, Config, Host, ReplayTable

@@ -4,7 +4,7 @@
     host       UDP to the host replay server (the baseline); same code path
     inprocess  requests go straight to a ReplayService in this process
 
-All three exchange `agent.protocol.Message`s through a transport, so the
+All three exchange `agent.contract.protocol.Message`s through a transport, so the
 client logic (request ids, retries, reply collection) is the same everywhere.
 
 Loss handling (UDP is lossy; every call is bounded in time):
@@ -69,8 +69,8 @@ from typing import Protocol
 
 import numpy as np
 
-from agent import protocol
-from agent.protocol import (
+from agent.contract import protocol
+from agent.contract.protocol import (
     REPLAY_UDP_PORT,
     Inserted,
     Message,
@@ -80,8 +80,8 @@ from agent.protocol import (
     SampleBatch,
     Status,
 )
-from agent.replay_memory import ReplayService
-from agent.udp import udp_socket
+from agent.replay.memory import ReplayService
+from agent.replay.udp import udp_socket
 
 log = logging.getLogger(__name__)
 

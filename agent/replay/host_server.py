@@ -6,7 +6,7 @@ reply goes back to the sender's address, so SAMPLE n gets n datagrams, ACKs and
 error replies are sent exactly when the switch would send them, and nothing a
 peer sends can crash the loop.
 
-    python -m agent.host_server --bind 198.18.0.10 --port 45000 \\
+    python -m agent.replay.host_server --bind 198.18.0.10 --port 45000 \\
         --tables 0 --capacity 4096 --min-size 1000 --allow 198.18.0.2
 
 Hosts listed with --admin are treated like the switch's CPU port (READ, WRITE,
@@ -33,8 +33,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from agent.cli_args import ArgumentParser, int_list, int_range
-from agent.protocol import (
+from agent.contract.cli_args import ArgumentParser, int_list, int_range
+from agent.contract.protocol import (
     ACL_OPS,
     ALLOW_INSERT,
     INSERT_WINDOW_US,
@@ -47,8 +47,8 @@ from agent.protocol import (
     Op,
     Status,
 )
-from agent.replay_memory import ReplayService, TableConfig
-from agent.udp import udp_socket
+from agent.replay.memory import ReplayService, TableConfig
+from agent.replay.udp import udp_socket
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def _ipv4(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(prog="python -m agent.host_server",
+    parser = ArgumentParser(prog="python -m agent.replay.host_server",
                             description=__doc__.splitlines()[0],
                             epilog=__doc__[__doc__.index("Pacing ("):])
     parser.add_argument("--bind", default="127.0.0.1", help="address to listen on")

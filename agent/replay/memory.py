@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.protocol import (
+from agent.contract.protocol import (
     ALLOW_ALL,
     ALLOW_BIT,
     EMPTY_SLOT_REDRAWS,
@@ -51,7 +51,7 @@ from agent.protocol import (
     encode,
     parse_request,
 )
-from agent.sum_tree import SumTree
+from agent.replay.sum_tree import SumTree
 
 OP_LAST = max(Op)
 _U32 = 0xFFFFFFFF

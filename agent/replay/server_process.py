@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.cli_args import REPO
-from agent.host_server import Pacing
-from agent.protocol import REPLAY_UDP_PORT, Mode
-from agent.replay_memory import TableConfig
+from agent.contract.cli_args import REPO
+from agent.contract.protocol import REPLAY_UDP_PORT, Mode
+from agent.replay.host_server import Pacing
+from agent.replay.memory import TableConfig
 
 READY_LINE = b"host replay server on"
 START_TIMEOUT = 30.0
@@ -22,11 +22,11 @@ STOP_TIMEOUT = 5.0
 
 @dataclass
 class ServerProcess:
-    """`python -m agent.host_server` serving `tables` with `config`.
+    """`python -m agent.replay.host_server` serving `tables` with `config`.
 
     `allow` holds --allow specs ('IP' or 'IP:OPS'); `prefix` runs it elsewhere
     (e.g. `ip netns exec NS`); its output goes to `log_path`; `pacing` spaces its
-    replies (agent.host_server.Pacing; unpaced by default).
+    replies (agent.replay.host_server.Pacing; unpaced by default).
     """
 
     bind: str
@@ -42,7 +42,7 @@ class ServerProcess:
 
     def command(self) -> list[str]:
         c = self.config
-        cmd = [*self.prefix, sys.executable, "-m", "agent.host_server", "--bind", self.bind,
+        cmd = [*self.prefix, sys.executable, "-m", "agent.replay.host_server", "--bind", self.bind,
                "--port", str(self.port), "--tables", ",".join(map(str, self.tables)),
                "--capacity", str(c.capacity), "--min-size", str(c.min_size),
                "--max-batch", str(c.max_batch), "--mode", Mode(c.default_mode).name.lower(),

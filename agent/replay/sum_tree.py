@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agent.protocol import PRIORITY_MAX
+from agent.contract.protocol import PRIORITY_MAX
 
 
 class SumTree:

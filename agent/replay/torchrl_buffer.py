@@ -40,17 +40,17 @@ import numpy as np
 import torch
 from tensordict import TensorDict, TensorDictBase
 
-from agent import protocol
-from agent.learner import importance_weights
-from agent.protocol import (
+from agent.contract import protocol
+from agent.contract.protocol import (
     ALLOW_ALL,
     NUM_SLOTS,
     PAYLOAD_WORDS,
     REPLAY_UDP_PORT,
     SAMPLING_MODES,
 )
-from agent.replay_client import PrefetchingSampler, ReplayClient, make_client
-from agent.replay_memory import ReplayService, TableConfig
+from agent.replay.client import PrefetchingSampler, ReplayClient, make_client
+from agent.replay.importance import importance_weights
+from agent.replay.memory import ReplayService, TableConfig
 
 NestedKey = str | tuple[str, ...]
 EXACT_INT = 1 << 24      # float32 holds every integer of smaller magnitude

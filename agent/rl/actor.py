@@ -27,13 +27,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agent import protocol, transition
-from agent.dqn import QNetwork, load_flat_parameters, priorities, q_and_targets
-from agent.hparams import Hyperparams
-from agent.nstep import NStep, NStepAccumulator, stack
-from agent.protocol import INSERT_WINDOW_US
-from agent.replay_client import ReplayClient, ReplayError
-from agent.weights import WeightReceiver
+from agent.contract import protocol
+from agent.contract.protocol import INSERT_WINDOW_US
+from agent.replay.client import ReplayClient, ReplayError
+from agent.rl import transition
+from agent.rl.dqn import QNetwork, load_flat_parameters, priorities, q_and_targets
+from agent.rl.hparams import Hyperparams
+from agent.rl.nstep import NStep, NStepAccumulator, stack
+from agent.rl.weights import WeightReceiver
 
 THROTTLE_PATIENCE = 1.0
 THROTTLE_POLL = 0.005

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agent.transition import Transitions
+from agent.rl.transition import Transitions
 
 
 class QNetwork(nn.Module):

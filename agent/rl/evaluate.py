@@ -1,6 +1,6 @@
 """Greedy evaluation: mean return of a Q-network over a fixed set of episodes.
 
-    python -m agent.evaluate --checkpoint runs/<run>/checkpoint.pt --episodes 20
+    python -m agent.rl.evaluate --checkpoint runs/<run>/checkpoint.pt --episodes 20
 
 Exit codes: 0 evaluated; 2 bad usage, or a checkpoint or environment that cannot
 be loaded (one line on stderr).
@@ -17,8 +17,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agent.cli_args import EXIT_USAGE, ArgumentParser, int_range
-from agent.dqn import QNetwork, set_torch_threads
+from agent.contract.cli_args import EXIT_USAGE, ArgumentParser, int_range
+from agent.rl.dqn import QNetwork, set_torch_threads
 
 EVAL_SEED = 100_000
 
@@ -93,7 +93,7 @@ def load_checkpoint(path: Path, env_id: str | None) -> tuple[QNetwork, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(prog="python -m agent.evaluate",
+    parser = ArgumentParser(prog="python -m agent.rl.evaluate",
                             description="Greedy evaluation of a learner checkpoint")
     parser.add_argument("--checkpoint", type=Path, required=True)
     parser.add_argument("--episodes", type=int_range(1, 100_000), default=20)

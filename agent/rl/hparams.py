@@ -10,10 +10,10 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from agent.cli_args import int_range, positive_float
-from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, SAMPLING_MODES
-from agent.replay_client import BACKENDS
-from agent.transition import max_obs_dim
+from agent.contract.cli_args import int_range, positive_float
+from agent.contract.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, SAMPLING_MODES
+from agent.replay.client import BACKENDS
+from agent.rl.transition import max_obs_dim
 
 MAX_ACTORS = 64  # the most actors one run may start (threads or processes)
 
@@ -142,4 +142,4 @@ def add_run_options(p: argparse.ArgumentParser, *, backend: str, backend_help: s
                    help="replay table to train on")
     p.add_argument("--run-dir", type=Path, default=None, help=run_dir_help)
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="hyperparameter override (agent/hparams.py), e.g. --set lr=5e-4")
+                   help="hyperparameter override (agent/rl/hparams.py), e.g. --set lr=5e-4")

@@ -24,12 +24,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agent import transition
-from agent.dqn import QNetwork, flat_parameters, priorities, q_and_targets
-from agent.hparams import Hyperparams
-from agent.protocol import SAMPLING_MODES, Mode, SampleBatch, Status
-from agent.replay_client import ReplayClient, ReplayRefused, ReplayTimeout
-from agent.weights import WeightSender
+from agent.contract.protocol import SAMPLING_MODES, Mode, SampleBatch, Status
+from agent.replay.client import ReplayClient, ReplayRefused, ReplayTimeout
+from agent.replay.importance import importance_weights
+from agent.rl import transition
+from agent.rl.dqn import QNetwork, flat_parameters, priorities, q_and_targets
+from agent.rl.hparams import Hyperparams
+from agent.rl.weights import WeightSender
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +38,6 @@ log = logging.getLogger(__name__)
 # controller restores it after a switch restart, or a batch whose every draw
 # found a slot still being written (NOT_READY).
 WAIT_STATUSES = (Status.BELOW_MIN_SIZE, Status.EMPTY, Status.DISABLED, Status.NOT_READY)
-
-
-def importance_weights(priority: np.ndarray, total: np.ndarray, size: np.ndarray,
-                       beta: float) -> np.ndarray:
-    """PER weights (N * P(i))^-beta normalised by the batch maximum, P(i) = p_i / total."""
-    prob = np.maximum(np.asarray(priority, dtype=np.float64), 1e-12) / np.asarray(total)
-    w = (np.asarray(size, dtype=np.float64) * prob) ** (-beta)
-    return (w / w.max()).astype(np.float32)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Entering a network namespace: what a process placed on a testbed host does
-first, before it opens any socket (the trainer's actor processes; bmv2.netns,
+first, before it opens any socket (the trainer's actor processes; bmv2.testbed.netns,
 which makes the namespaces, switches threads with the same call).
 """
 

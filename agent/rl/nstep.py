@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agent.transition import Transitions
+from agent.rl.transition import Transitions
 
 
 class NStep(NamedTuple):

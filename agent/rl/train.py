@@ -1,9 +1,9 @@
 """Training runner: a Learner and N Actors against one replay backend.
 
-    python -m agent.train --backend inprocess --actors 2 --env CartPole-v1 --seed 1
-    python -m agent.train --backend host --actors 2          # starts a host server on loopback
-    python -m agent.train --backend host --replay 198.18.0.10:45000 --weights-dest ...
-    python -m agent.train --backend switch --replay <vip>:45000 --weights-dest <group>:45001
+    python -m agent.rl.train --backend inprocess --actors 2 --env CartPole-v1 --seed 1
+    python -m agent.rl.train --backend host --actors 2          # starts a host server on loopback
+    python -m agent.rl.train --backend host --replay 198.18.0.10:45000 --weights-dest ...
+    python -m agent.rl.train --backend switch --replay <vip>:45000 --weights-dest <group>:45001
 
 The Learner runs in this process; Actors run as threads (required for
 inprocess) or processes. Weights go over UDP: to each --weights-dest (the
@@ -42,25 +42,25 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from agent.actor import Actor, ActorReport, StopFlag
-from agent.cli_args import ArgumentParser, int_range
-from agent.dqn import set_torch_threads
-from agent.evaluate import evaluate
-from agent.hparams import (
+from agent.contract.cli_args import ArgumentParser, int_range
+from agent.contract.protocol import ALLOW_ALL, REPLAY_UDP_PORT, SAMPLING_MODES
+from agent.replay.client import ReplayClient, RetryPolicy, make_client
+from agent.replay.memory import ReplayService, TableConfig
+from agent.replay.server_process import ServerProcess
+from agent.rl.actor import Actor, ActorReport, StopFlag
+from agent.rl.dqn import set_torch_threads
+from agent.rl.evaluate import evaluate
+from agent.rl.hparams import (
     MAX_ACTORS,
     Hyperparams,
     add_run_options,
     apply_overrides,
     check_env,
 )
-from agent.learner import Learner
-from agent.metrics import MetricsLog
-from agent.namespace import enter
-from agent.protocol import ALLOW_ALL, REPLAY_UDP_PORT, SAMPLING_MODES
-from agent.replay_client import ReplayClient, RetryPolicy, make_client
-from agent.replay_memory import ReplayService, TableConfig
-from agent.server_process import ServerProcess
-from agent.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
+from agent.rl.learner import Learner
+from agent.rl.metrics import MetricsLog
+from agent.rl.namespace import enter
+from agent.rl.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
 
 log = logging.getLogger(__name__)
 
@@ -394,7 +394,7 @@ class Run:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = ArgumentParser(prog="python -m agent.train", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="python -m agent.rl.train", description=__doc__.splitlines()[0])
     add_run_options(p, backend="inprocess", actors_help=f"1..{MAX_ACTORS}",
                     run_dir_help="default runs/<backend>-s<seed>")
     p.add_argument("--resume", type=Path, default=None, help="checkpoint to resume from")

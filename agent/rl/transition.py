@@ -15,7 +15,7 @@ Target: ret + discount * (1 - done) * Q(next_obs). Truncated episodes keep
 done = 0 and bootstrap from their last observation.
 
 This module maps transitions to and from rows of float words; the rows become
-wire payloads and come back from them in agent.protocol (to_payloads,
+wire payloads and come back from them in agent.contract.protocol (to_payloads,
 decode_batch), the one place that handles payload bytes.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.protocol import PAYLOAD_WORDS
+from agent.contract.protocol import PAYLOAD_WORDS
 
 EXTRA_WORDS = 5  # action, ret, done, discount, actor
 

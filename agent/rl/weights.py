@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agent.udp import udp_socket
+from agent.replay.udp import udp_socket
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 P4 switch (bmv2 or the Python switch) a Mininet switch node whose ports are the
 Mininet links, and the controller's deploy of the config on top.
 
-It offers what the launcher needs of a testbed (bmv2.testbed.Bed), so
+It offers what the launcher needs of a testbed (bmv2.testbed.netns_bed.Bed), so
 the launcher (agent.orchestration.launch.run) trains through it unchanged.
 Mininet hosts' namespaces have no names: they are addressed as /proc/PID/ns/net
 of each host's shell, and commands run in them through `mnexec -a PID`. Import
@@ -21,14 +21,14 @@ from mininet.node import Host, Switch
 from mininet.topo import Topo
 
 from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, free_tcp_port
-from bmv2.netns import (
+from bmv2.testbed.netns import (
     netns_id,
     segmentation_offloads_off,
     stop_processes_in,
     sysctl,
     tx_checksum_off,
 )
-from bmv2.testbed import HOST_PREFIX_LEN, MININET_SWITCH, BedLifecycle, connect_and_deploy
+from bmv2.testbed.netns_bed import HOST_PREFIX_LEN, MININET_SWITCH, BedLifecycle, connect_and_deploy
 from controller.config import Config
 from controller.deploy import DeployReport
 from controller.p4runtime_session import P4RuntimeSession

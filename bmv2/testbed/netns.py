@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.namespace import NETNS_DIR, NetnsError, netns_path, setns
+from agent.rl.namespace import NETNS_DIR, NetnsError, netns_path, setns
 
 ETH_P_ALL = 0x0003
 SIOCETHTOOL = 0x8946
@@ -250,7 +250,7 @@ def raw_socket(iface: str, ns: str | None = None) -> socket.socket:
 
 def udp_socket_in(ns: str | None = None) -> socket.socket:
     """An unbound UDP socket created inside `ns` (it stays there after we switch back);
-    agent.udp.udp_socket is the bound, large-buffered one the replay parts use."""
+    agent.replay.udp.udp_socket is the bound, large-buffered one the replay parts use."""
     if ns is None:
         return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     with inside(ns):

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from agent.host_server import Pacing
-from agent.replay_memory import TableConfig
-from agent.server_process import ServerProcess
+from agent.replay.host_server import Pacing
+from agent.replay.memory import TableConfig
+from agent.replay.server_process import ServerProcess
 from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
-from bmv2.netns import (
+from bmv2.testbed.netns import (
     Namespace,
     VethPair,
     cleanup_prefix,
@@ -35,18 +35,18 @@ from controller.p4runtime_session import P4RuntimeSession
 PREFIX = "p4r"
 TESTBED_ELECTION_ID = 10  # below replayctl's default, so an operator's replayctl is primary
 HOST_PREFIX_LEN = 15  # every host address is in 198.18.0.0/15
-MININET_SWITCH = "s1"  # the P4 switch's node in bmv2.mininet_bed; its ports are s1-eth<port>
+MININET_SWITCH = "s1"  # the P4 switch's node in bmv2.testbed.mininet_bed; ports s1-eth<port>
 
 
 class Bed(Protocol):
-    """What the launcher needs of a testbed: this one, or bmv2.mininet_bed's."""
+    """What the launcher needs of a testbed: this one, or bmv2.testbed.mininet_bed's."""
 
     config: Config
     session: P4RuntimeSession | None
     deploy_report: DeployReport | None
 
     def ns_name(self, host: str) -> str:
-        """`host`'s network namespace, as agent.namespace.enter takes it."""
+        """`host`'s network namespace, as agent.rl.namespace.enter takes it."""
         ...
 
     def exec_prefix(self, host: str) -> list[str]:
@@ -60,7 +60,7 @@ class Bed(Protocol):
 
 class BedLifecycle:
     """Bring-up and teardown, written once for every bed (Testbed,
-    bmv2.mininet_bed.MininetBed, the benchmarks' NetworkBed): start() runs
+    bmv2.testbed.mininet_bed.MininetBed, the benchmarks' NetworkBed): start() runs
     _bring_up() and, if anything in it fails or is interrupted, stop()s what it
     made and re-raises; stop() closes the bed's P4Runtime session (if it has
     one), then runs _tear_down(), and is safe to call twice and after a partial

@@ -2,7 +2,7 @@
 with the config's hosts in network namespaces around it, for operating it by
 hand with replayctl (README, "Operating the switch").
 
-    sudo .venv/bin/python -m bmv2.standalone --switch python     # Ctrl-C tears it down
+    sudo .venv/bin/python -m bmv2.testbed.standalone --switch python     # Ctrl-C tears it down
 
 The switch serves P4Runtime on the config's switch address (127.0.0.1:9559 in
 controller/testbed.yaml) and starts without a pipeline unless --deploy is
@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from agent.cli_args import RUNS, ArgumentParser, doc_parts
+from agent.contract.cli_args import RUNS, ArgumentParser, doc_parts
 from bmv2.launch import SWITCH_KINDS, SwitchStartError
-from bmv2.netns import NETNS_DIR, NetnsError, have_netns
-from bmv2.testbed import Testbed
+from bmv2.testbed.netns import NETNS_DIR, NetnsError, have_netns
+from bmv2.testbed.netns_bed import Testbed
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, ConfigError
 
@@ -34,8 +34,8 @@ def _stop(signum: int, _frame: object) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     description, epilog = doc_parts(__doc__)
-    p = ArgumentParser(prog="python -m bmv2.standalone", description=description, epilog=epilog,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="python -m bmv2.testbed.standalone", description=description,
+                       epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="auto",
                    help="auto: bmv2 when installed, else the Python switch")
     p.add_argument("-c", "--config", type=Path, default=DEFAULT_CONFIG)

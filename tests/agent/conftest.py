@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent import protocol
-from agent.dqn import set_torch_threads
-from agent.host_server import HostServer, build_service
-from agent.protocol import ALLOW_ALL, Message
-from agent.replay_memory import TableConfig
+from agent.contract import protocol
+from agent.contract.protocol import ALLOW_ALL, Message
+from agent.replay.host_server import HostServer, build_service
+from agent.replay.memory import TableConfig
+from agent.rl.dqn import set_torch_threads
 
 LOOPBACK = "127.0.0.1"
 OUTSIDER = "127.0.0.2"  # a loopback source address the ACL does not list

@@ -1,5 +1,5 @@
 """Send this, expect that: raw frames in and out of the test hosts, built with
-scapy, around a switch started by bmv2.testbed."""
+scapy, around a switch started by bmv2.testbed.netns_bed."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from agent import protocol
-from agent.protocol import Message, Op, ProtocolError, Status
-from bmv2.netns import raw_socket
-from bmv2.testbed import Testbed
+from agent.contract import protocol
+from agent.contract.protocol import Message, Op, ProtocolError, Status
+from bmv2.testbed.netns import raw_socket
+from bmv2.testbed.netns_bed import Testbed
 from controller.config import Config
 from controller.inband import InbandChannel
 from controller.stats import COUNTER, counter_index

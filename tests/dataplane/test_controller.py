@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.protocol import Mode, Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import Mode, Op, Status
 from bmv2.launch import SwitchProcess
 from controller import cli, snapshot
 from controller.deploy import deploy

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.protocol import INSERT_WINDOW_US, Message, Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import INSERT_WINDOW_US, Message, Op, Status
 from controller import cli, config
 from controller.deploy import deploy
 from controller.stats import read_guard_drops

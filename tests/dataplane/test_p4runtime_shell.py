@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.cli_args import REPO
+from agent.contract import protocol
+from agent.contract.cli_args import REPO
 from agent.orchestration.timing import full_table
 from bmv2.launch import SwitchProcess
 from controller import cli, snapshot, udp_frame
@@ -53,7 +53,7 @@ for e in table_entry["$ACL_TABLE"].read():
 MulticastGroupEntry(7).add(11, 1).add(12, 1).insert()
 print("MCAST", sorted(r.egress_port for r in next(MulticastGroupEntry(7).read()).replicas))
 MulticastGroupEntry(7).delete()
-from agent import protocol
+from agent.contract import protocol
 from controller import inband, udp_frame
 request = protocol.encode(protocol.get_state(0, request_id=4242))
 frame = udp_frame.build(udp_frame.UdpFrame(

@@ -12,8 +12,8 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 from scipy.stats import chisquare
 
-from agent import protocol
-from agent.protocol import Message, Mode, Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import Message, Mode, Op, Status
 from tests.dataplane.packets import PacketTestbed
 
 pytestmark = pytest.mark.netns

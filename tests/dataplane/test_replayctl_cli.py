@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.launch import SwitchProcess
 from controller import cli
 from tests.dataplane.conftest import CONFIG

@@ -22,7 +22,7 @@ from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, find_bmv2
 from tests.p4runtime.p4rt_client import Client, Names, load_p4info
 
 if TYPE_CHECKING:
-    from bmv2.pyswitch.p4rt_dataplane import Dataplane
+    from bmv2.pyswitch.p4runtime.dataplane import Dataplane
 
 DEVICE_ID = 0
 
@@ -60,8 +60,8 @@ class Target:
 
 
 def _python_target() -> Iterator[Target]:
-    from bmv2.pyswitch.p4rt_dataplane import Dataplane
-    from bmv2.pyswitch.p4runtime_server import P4RuntimeServer
+    from bmv2.pyswitch.p4runtime.dataplane import Dataplane
+    from bmv2.pyswitch.p4runtime.server import P4RuntimeServer
 
     dataplane = Dataplane(cpu_port=DEFAULT_CPU_PORT)
     server = P4RuntimeServer(dataplane, DEVICE_ID, "127.0.0.1:0")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
+from bmv2.pyswitch.p4runtime.proto import p4runtime_pb2
 from tests.p4runtime.conftest import Target, _bmv2_target, _python_target
 from tests.p4runtime.p4rt_client import (
     TEST_JSON,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.launch import ServerTls, SwitchProcess
 from controller import cli
 from controller import config as cfgmod

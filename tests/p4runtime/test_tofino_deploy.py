@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.protocol import RESET_GROUP
+from agent.contract.protocol import RESET_GROUP
 from controller import cli, config
 from controller.p4info import P4InfoIndex
 from controller.program import CONFIG_TABLE, DEFAULT, MANAGED_TABLES

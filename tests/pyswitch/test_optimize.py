@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import bmv2.pyswitch.switch as switch_module
-from agent import protocol
+from agent.contract import protocol
 from bmv2.pyswitch import Lpm, Switch
 from bmv2.pyswitch.compiler import compile_program
 from bmv2.pyswitch.engine import Engine

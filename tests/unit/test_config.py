@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bmv2.testbed import host_table_config
+from bmv2.testbed.netns_bed import host_table_config
 from controller import config
 from controller.config import ConfigError
 

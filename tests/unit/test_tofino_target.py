@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli_args import REPO
-from agent.protocol import RESET_FANOUT, RESET_GROUP
+from agent.contract.cli_args import REPO
+from agent.contract.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
 from controller import bf_pipeline, config
 from controller import program as names

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from agent import protocol
+from agent.contract import protocol
+from agent.contract.protocol import REPLAY_UDP_PORT, Message, Op
 from agent.orchestration.benchmarks.bed import (
     CLIENT_HOST,
     POLICY,
@@ -40,11 +41,10 @@ from agent.orchestration.benchmarks.harness import (
     timed_calls,
 )
 from agent.orchestration.benchmarks.replay_ops import MODES, loss_counted
-from agent.protocol import REPLAY_UDP_PORT, Message, Op
-from agent.replay_client import ReplayClient, UdpTransport, make_client
+from agent.replay.client import ReplayClient, UdpTransport, make_client
 from bmv2.artifacts import P4SRC, compile_program
-from bmv2.netns import inside, ip
-from bmv2.testbed import TESTBED_ELECTION_ID
+from bmv2.testbed.netns import inside, ip
+from bmv2.testbed.netns_bed import TESTBED_ELECTION_ID
 from controller.config import Config
 from controller.p4runtime_session import P4RuntimeSession
 from controller.program import Artifacts

@@ -17,8 +17,8 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import P4RuntimeError, invalid_argument
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import P4RuntimeError, invalid_argument
 
 MAX_CONNECTIONS = 16
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bmv2.pyswitch.p4info_index import CounterInfo, CounterUnit, P4InfoIndex
-from bmv2.pyswitch.p4rt_dataplane import Dataplane
-from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import (
+from bmv2.pyswitch.p4runtime.dataplane import Dataplane
+from bmv2.pyswitch.p4runtime.p4info import CounterInfo, CounterUnit, P4InfoIndex
+from bmv2.pyswitch.p4runtime.proto import p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import (
     TargetError,
     check_update_type,
     invalid_argument,

@@ -4,7 +4,7 @@ It owns the live ``Switch`` and, between a VERIFY_AND_SAVE and its COMMIT, the
 saved one (control-plane writes go to the saved pipeline then, as with bmv2);
 serializes every use of the engine behind one lock; turns engine errors into
 ``TargetError``; converts match keys between the server's form (see
-``p4rt_tables``) and the engine's match objects; and routes the frames the
+``tables``) and the engine's match objects; and routes the frames the
 switch emits: to the CPU port's packet-in sink or to the port transmitter.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 from bmv2.pyswitch.engine import OutputHook
 from bmv2.pyswitch.errors import PySwitchError
-from bmv2.pyswitch.p4info_index import MatchType, TableInfo
-from bmv2.pyswitch.p4rt_status import TargetError
-from bmv2.pyswitch.p4rt_tables import FieldValue, MatchKey, dont_care
+from bmv2.pyswitch.p4runtime.p4info import MatchType, TableInfo
+from bmv2.pyswitch.p4runtime.status import TargetError
+from bmv2.pyswitch.p4runtime.tables import FieldValue, MatchKey, dont_care
 from bmv2.pyswitch.switch import Switch
 from bmv2.pyswitch.tables import Exact, Lpm, Match, Optional_, Range, Ternary
 
@@ -122,7 +122,7 @@ class Dataplane:
             except PySwitchError as exc:
                 raise TargetError(str(exc)) from exc
 
-    # -- packet replication (the PreTarget of p4rt_pre) ----------------------
+    # -- packet replication (the PreTarget of pre) ----------------------
 
     def mc_group_set(self, group_id: int, replicas: list[tuple[int, int]]) -> None:
         """Create or replace a multicast group of (port, instance) replicas."""

@@ -16,13 +16,13 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from bmv2.pyswitch.p4info_index import P4InfoIndex, Prefix
-from bmv2.pyswitch.p4rt_counters import CounterOps
-from bmv2.pyswitch.p4rt_dataplane import Dataplane
-from bmv2.pyswitch.p4rt_packet_io import PacketIo
-from bmv2.pyswitch.p4rt_pre import PreManager
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2, status_pb2
-from bmv2.pyswitch.p4rt_status import (
+from bmv2.pyswitch.p4runtime.counters import CounterOps
+from bmv2.pyswitch.p4runtime.dataplane import Dataplane
+from bmv2.pyswitch.p4runtime.p4info import P4InfoIndex, Prefix
+from bmv2.pyswitch.p4runtime.packet_io import PacketIo
+from bmv2.pyswitch.p4runtime.pre import PreManager
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2, status_pb2
+from bmv2.pyswitch.p4runtime.status import (
     P4RuntimeError,
     TargetError,
     WriteErrorReporter,
@@ -30,7 +30,7 @@ from bmv2.pyswitch.p4rt_status import (
     invalid_p4_id,
     unimplemented,
 )
-from bmv2.pyswitch.p4rt_table_ops import TableOps
+from bmv2.pyswitch.p4runtime.table_ops import TableOps
 
 log = logging.getLogger(__name__)
 

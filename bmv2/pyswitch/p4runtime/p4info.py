@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bmv2.pyswitch.p4rt_proto import p4info_pb2
-from bmv2.pyswitch.p4rt_status import invalid_argument, invalid_p4_id
+from bmv2.pyswitch.p4runtime.proto import p4info_pb2
+from bmv2.pyswitch.p4runtime.status import invalid_argument, invalid_p4_id
 
 MatchType = p4info_pb2.MatchField.MatchType
 Scope = p4info_pb2.ActionRef.Scope

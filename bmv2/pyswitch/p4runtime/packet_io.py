@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bmv2.pyswitch.p4info_index import (
+from bmv2.pyswitch.p4runtime.p4info import (
     P4InfoIndex,
     PacketMetadataInfo,
     int_to_canonical,
     nbytes,
     to_target,
 )
-from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import invalid_argument
+from bmv2.pyswitch.p4runtime.proto import p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import invalid_argument
 
 PACKET_OUT = "packet_out"
 PACKET_IN = "packet_in"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import (
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import (
     P4RuntimeError,
     TargetError,
     invalid_argument,

@@ -25,7 +25,7 @@ try:
 except TypeError as exc:  # protobuf was imported earlier with the C runtime
     raise ImportError(
         "the p4runtime protos need PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python: import "
-        "bmv2.pyswitch.p4rt_proto before anything else imports google.protobuf"
+        "bmv2.pyswitch.p4runtime.proto before anything else imports google.protobuf"
     ) from exc
 
 __all__ = ["code_pb2", "p4info_pb2", "p4runtime_pb2", "p4runtime_pb2_grpc", "status_pb2"]

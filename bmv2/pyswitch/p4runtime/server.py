@@ -29,11 +29,16 @@ from dataclasses import dataclass
 
 import grpc
 
-from bmv2.pyswitch.p4rt_arbitration import MAX_CONNECTIONS, Arbitration, Connection, election_id_of
-from bmv2.pyswitch.p4rt_dataplane import Dataplane
-from bmv2.pyswitch.p4rt_device import DeviceManager
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
-from bmv2.pyswitch.p4rt_status import P4RuntimeError, grpc_status_code
+from bmv2.pyswitch.p4runtime.arbitration import (
+    MAX_CONNECTIONS,
+    Arbitration,
+    Connection,
+    election_id_of,
+)
+from bmv2.pyswitch.p4runtime.dataplane import Dataplane
+from bmv2.pyswitch.p4runtime.device import DeviceManager
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from bmv2.pyswitch.p4runtime.status import P4RuntimeError, grpc_status_code
 
 log = logging.getLogger(__name__)
 

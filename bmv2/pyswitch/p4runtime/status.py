@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2, status_pb2
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2, status_pb2
 
 ERROR_SPACE = "ALL-sswitch-p4org"
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bmv2.pyswitch.p4info_index import P4InfoIndex, TableInfo
-from bmv2.pyswitch.p4rt_dataplane import Dataplane, engine_matches, key_of_matches
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import (
+from bmv2.pyswitch.p4runtime.dataplane import Dataplane, engine_matches, key_of_matches
+from bmv2.pyswitch.p4runtime.p4info import P4InfoIndex, TableInfo
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import (
     P4RuntimeError,
     TargetError,
     check_update_type,
     invalid_argument,
     unimplemented,
 )
-from bmv2.pyswitch.p4rt_tables import (
+from bmv2.pyswitch.p4runtime.tables import (
     DEFAULT_KEY,
     ActionCall,
     MatchKey,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bmv2.pyswitch.p4info_index import (
+from bmv2.pyswitch.p4runtime.p4info import (
     ActionInfo,
     MatchFieldInfo,
     MatchType,
@@ -25,8 +25,8 @@ from bmv2.pyswitch.p4info_index import (
     int_to_canonical,
     to_target,
 )
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import P4RuntimeError, invalid_argument
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import P4RuntimeError, invalid_argument
 
 FieldValue = tuple[int, ...]
 

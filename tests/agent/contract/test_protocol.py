@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agent import protocol
-from agent.protocol import Message, Mode, Op, ProtocolError, Status
+from agent.contract import protocol
+from agent.contract.cli_args import REPO
+from agent.contract.protocol import Message, Mode, Op, ProtocolError, Status
 from bmv2.artifacts import BMV2_JSON
 
-CONSTANTS_P4 = Path(__file__).resolve().parents[2] / "p4src" / "include" / "constants.p4"
+CONSTANTS_P4 = REPO / "p4src" / "include" / "constants.p4"
 
 
 def test_header_is_36_bytes_and_round_trips() -> None:

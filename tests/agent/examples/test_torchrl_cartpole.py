@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
+from agent.contract.protocol import REPLAY_UDP_PORT
 from agent.orchestration.launch import DEFAULT_CONFIG
-from agent.protocol import REPLAY_UDP_PORT
-from bmv2.testbed import Testbed
+from bmv2.testbed.netns_bed import Testbed
 from controller import config as cfgmod
 from controller.config import AclRule
 from controller.inband import InbandChannel

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli_args import REPO
-from agent.hparams import Hyperparams
+from agent.contract.cli_args import REPO
 from agent.orchestration.launch import (
     DEFAULT_CONFIG,
     LaunchError,
@@ -27,9 +26,10 @@ from agent.orchestration.launch import (
     training_config,
 )
 from agent.orchestration.mininet_topo import load_mininet
+from agent.rl.hparams import Hyperparams
 from bmv2.launch import find_bmv2, resolve_kind
-from bmv2.netns import ip
-from bmv2.testbed import MININET_SWITCH
+from bmv2.testbed.netns import ip
+from bmv2.testbed.netns_bed import MININET_SWITCH
 from controller import config as cfgmod
 from tests import needs
 from tests.background import BackgroundRun
@@ -120,7 +120,7 @@ def test_every_option_is_checked_before_anything_starts(args: list[str], message
     assert (set(runs.iterdir()) if runs.exists() else set()) == before
 
 
-@pytest.mark.parametrize("module", ["agent.orchestration.launch", "bmv2.standalone",
+@pytest.mark.parametrize("module", ["agent.orchestration.launch", "bmv2.testbed.standalone",
                                     "agent.orchestration.mininet_topo", "controller.cli",
                                     "agent.orchestration.replay_tool"])
 def test_help_shows_the_whole_description(module: str) -> None:

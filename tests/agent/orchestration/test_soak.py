@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from agent import protocol
+from agent.contract import protocol
 from agent.orchestration.soak import (
     DEFAULT_CONFIG,
     PRIORITY_STEP,

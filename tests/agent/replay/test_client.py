@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from agent import protocol, replay_client
-from agent.host_server import HostServer
-from agent.protocol import ALLOW_ALL, HEADER, Mode, Op, Status
-from agent.replay_client import (
+from agent.contract import protocol
+from agent.contract.protocol import ALLOW_ALL, HEADER, Mode, Op, Status
+from agent.replay import client as replay_client
+from agent.replay.client import (
     ReplayClient,
     ReplayRefused,
     ReplayTimeout,
@@ -19,8 +19,9 @@ from agent.replay_client import (
     RttEstimator,
     make_client,
 )
-from agent.replay_memory import ReplayService, TableConfig
-from tests.agent.lossy_proxy import LossyProxy
+from agent.replay.host_server import HostServer
+from agent.replay.memory import ReplayService, TableConfig
+from tests.agent.replay.lossy_proxy import LossyProxy
 
 FAST = RetryPolicy(timeout=0.05, retries=6, backoff=1.5, max_timeout=0.3)
 

@@ -12,8 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent import protocol
-from agent.host_server import (
+from agent.contract import protocol
+from agent.contract.protocol import (
+    ALLOW_INSERT,
+    ALLOW_SAMPLE,
+    PRIORITY_ONE,
+    Message,
+    Mode,
+    Op,
+    Status,
+)
+from agent.orchestration import launch
+from agent.replay.host_server import (
     DEFAULT_BURST,
     HostServer,
     Pacer,
@@ -21,10 +31,8 @@ from agent.host_server import (
     build_service,
     parse_allow,
 )
-from agent.orchestration import launch
-from agent.protocol import ALLOW_INSERT, ALLOW_SAMPLE, PRIORITY_ONE, Message, Mode, Op, Status
-from agent.replay_memory import TableConfig
-from agent.server_process import ServerProcess
+from agent.replay.memory import TableConfig
+from agent.replay.server_process import ServerProcess
 from tests.agent.conftest import LOOPBACK, OUTSIDER, RawPeer
 
 
@@ -168,7 +176,8 @@ def test_entry_point_serves_and_stops_on_sigterm() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "agent.host_server", "--bind", "127.0.0.1",
+    proc = subprocess.Popen([sys.executable, "-m", "agent.replay.host_server",
+                             "--bind", "127.0.0.1",
                              "--port", str(port), "--capacity", "16", "--allow", "127.0.0.1",
                              "--rate", "100000", "--burst", "8"],
                             stdout=subprocess.PIPE, text=True)

@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from agent import protocol
-from agent.protocol import (
+from agent.contract import protocol
+from agent.contract.protocol import (
     ALLOW_ALL,
     ALLOW_INSERT,
     PRIORITY_ONE,
@@ -20,7 +20,7 @@ from agent.protocol import (
     Status,
     parse_request,
 )
-from agent.replay_memory import (
+from agent.replay.memory import (
     ReplayService,
     TableConfig,
 )

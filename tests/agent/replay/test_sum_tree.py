@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from agent.sum_tree import SumTree
+from agent.replay.sum_tree import SumTree
 
 
 def test_scalar_updates_keep_every_node_a_sum() -> None:

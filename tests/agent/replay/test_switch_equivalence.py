@@ -10,8 +10,8 @@ import ipaddress
 import numpy as np
 import pytest
 
-from agent import protocol
-from agent.protocol import (
+from agent.contract import protocol
+from agent.contract.protocol import (
     ALLOW_ALL,
     ALLOW_INSERT,
     NUM_SLOTS,
@@ -26,7 +26,7 @@ from agent.protocol import (
     Status,
     parse_request,
 )
-from agent.replay_memory import (
+from agent.replay.memory import (
     ReplayService,
     TableConfig,
 )

@@ -1,5 +1,5 @@
 """The TorchRL replay buffer over the replay protocol (in-process and host server
-backends here; tests/agent/test_torchrl_example.py trains through the Python switch)."""
+backends here; tests/agent/examples/test_torchrl_cartpole.py trains through the Python switch)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from torchrl.data import OneHot
 from torchrl.modules import MLP, QValueActor
 from torchrl.objectives import DQNLoss
 
-from agent.protocol import ALLOW_ALL, PAYLOAD_WORDS
-from agent.replay_client import ReplayRefused
-from agent.replay_memory import ReplayService, TableConfig
-from agent.server_process import ServerProcess
-from agent.torchrl_replay import InNetworkReplayBuffer, PayloadLayout
+from agent.contract.protocol import ALLOW_ALL, PAYLOAD_WORDS
+from agent.replay.client import ReplayRefused
+from agent.replay.memory import ReplayService, TableConfig
+from agent.replay.server_process import ServerProcess
+from agent.replay.torchrl_buffer import InNetworkReplayBuffer, PayloadLayout
 
 KEYS = ["observation", "action", ("next", "observation"), ("next", "reward"),
         ("next", "done"), ("next", "terminated")]

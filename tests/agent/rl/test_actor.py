@@ -8,15 +8,15 @@ import time
 import numpy as np
 import pytest
 
-from agent import actor as actor_mod
-from agent import transition
-from agent.actor import Actor, ActorReport, actor_epsilon
-from agent.dqn import QNetwork, flat_parameters
-from agent.hparams import Hyperparams
-from agent.protocol import ALLOW_ALL, Op, Status, decode_batch, sample
-from agent.replay_client import make_client
-from agent.replay_memory import ReplayService, TableConfig
-from agent.weights import WeightReceiver, WeightSender
+from agent.contract.protocol import ALLOW_ALL, Op, Status, decode_batch, sample
+from agent.replay.client import make_client
+from agent.replay.memory import ReplayService, TableConfig
+from agent.rl import actor as actor_mod
+from agent.rl import transition
+from agent.rl.actor import Actor, ActorReport, actor_epsilon
+from agent.rl.dqn import QNetwork, flat_parameters
+from agent.rl.hparams import Hyperparams
+from agent.rl.weights import WeightReceiver, WeightSender
 
 HP = Hyperparams(env_steps_per_update=0.0, insert_batch=8)
 

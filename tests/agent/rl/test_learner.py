@@ -1,4 +1,4 @@
-"""Learner: importance weights, a short smoke run, checkpoints."""
+"""Learner: beta annealing, a short smoke run, checkpoints."""
 
 from __future__ import annotations
 
@@ -10,30 +10,17 @@ import numpy as np
 import pytest
 import torch
 
-from agent.actor import Actor
-from agent.dqn import flat_parameters
-from agent.hparams import Hyperparams, apply_overrides
-from agent.learner import Learner, importance_weights
-from agent.protocol import ALLOW_ALL, Op, Status
-from agent.replay_client import make_client
-from agent.replay_memory import ReplayService, TableConfig
-from agent.weights import WeightReceiver, WeightSender
+from agent.contract.protocol import ALLOW_ALL, Op, Status
+from agent.replay.client import make_client
+from agent.replay.memory import ReplayService, TableConfig
+from agent.rl.actor import Actor
+from agent.rl.dqn import flat_parameters
+from agent.rl.hparams import Hyperparams, apply_overrides
+from agent.rl.learner import Learner
+from agent.rl.weights import WeightReceiver, WeightSender
 
 HP = Hyperparams(learning_starts=100, batch_size=32, target_update=50, broadcast_every=20,
                  env_steps_per_update=0.0, prefetch_depth=2)
-
-
-def test_importance_weights_formula() -> None:
-    priority = np.array([1.0, 2.0, 4.0])
-    total = np.full(3, 10.0)
-    size = np.full(3, 5)
-    w = importance_weights(priority, total, size, beta=0.5)
-    raw = (5 * priority / 10.0) ** -0.5
-    assert np.allclose(w, raw / raw.max())
-    assert w.max() == pytest.approx(1.0) and w[0] == pytest.approx(1.0)  # rarest: largest
-    assert np.allclose(importance_weights(np.ones(4), np.full(4, 4.0), np.full(4, 4), 1.0), 1.0)
-    beta1 = importance_weights(priority, total, size, beta=1.0)
-    assert np.allclose(beta1, priority.min() / priority)
 
 
 def test_beta_anneals_to_one() -> None:

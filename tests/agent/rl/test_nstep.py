@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.nstep import NStepAccumulator, stack
+from agent.rl.nstep import NStepAccumulator, stack
 
 G = 0.9
 

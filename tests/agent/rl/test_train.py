@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.train import Run, parse_args
+from agent.rl.train import Run, parse_args
 
 TINY = ["--set", "learning_starts=200", "--set", "eval_every=100", "--set", "eval_episodes=2",
         "--set", "log_every=50", "--set", "checkpoint_every=100", "--set", "batch_size=32"]
@@ -62,7 +62,7 @@ def test_inprocess_needs_thread_actors(tmp_path: Path) -> None:
 ])
 def test_bad_environment_or_settings_are_one_line_before_anything_starts(
         tmp_path: Path, args: list[str], message: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "agent.train", "--run-dir",
+    proc = subprocess.run([sys.executable, "-m", "agent.rl.train", "--run-dir",
                            str(tmp_path / "run"), *args], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent import protocol, transition
-from agent.protocol import ALLOW_ALL
-from agent.replay_memory import ReplayService, TableConfig
-from agent.transition import Transitions
+from agent.contract import protocol
+from agent.contract.protocol import ALLOW_ALL
+from agent.replay.memory import ReplayService, TableConfig
+from agent.rl import transition
+from agent.rl.transition import Transitions
 
 
 def sample_transitions(n: int, d: int = 4) -> Transitions:

@@ -7,8 +7,8 @@ import socket
 import numpy as np
 import torch
 
-from agent.dqn import QNetwork, flat_parameters, load_flat_parameters
-from agent.weights import (
+from agent.rl.dqn import QNetwork, flat_parameters, load_flat_parameters
+from agent.rl.weights import (
     CHUNK_BYTES,
     MAX_DATAGRAM,
     WeightReceiver,

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from agent import protocol
-from agent.cli_args import REPO
-from agent.udp import udp_socket
-from bmv2.netns import inside
-from bmv2.testbed import Testbed
+from agent.contract import protocol
+from agent.contract.cli_args import REPO
+from agent.replay.udp import udp_socket
+from bmv2.testbed.netns import inside
+from bmv2.testbed.netns_bed import Testbed
 from controller import config
 from controller.stats import read_stats
 from tests import needs

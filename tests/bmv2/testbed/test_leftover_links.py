@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from agent.cli_args import REPO
-from bmv2.netns import NetnsError, VethPair, delete_links, ip, link_names
-from bmv2.testbed import Testbed
+from agent.contract.cli_args import REPO
+from bmv2.testbed.netns import NetnsError, VethPair, delete_links, ip, link_names
+from bmv2.testbed.netns_bed import Testbed
 from controller import config
 from tests import needs
 
