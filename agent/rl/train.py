@@ -26,17 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import multiprocessing as mp
-import os
-import queue
 import random
 import signal
 import socket
 import sys
-import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import gymnasium as gym
@@ -47,7 +43,8 @@ from agent.contract.protocol import ALLOW_ALL, REPLAY_UDP_PORT, SAMPLING_MODES
 from agent.replay.client import ReplayClient, RetryPolicy, make_client
 from agent.replay.memory import ReplayService, TableConfig
 from agent.replay.server_process import ServerProcess
-from agent.rl.actor import Actor, ActorReport, StopFlag
+from agent.rl.actor import ActorReport
+from agent.rl.actors import ACTOR_MODES, ActorPool, ActorSpec
 from agent.rl.dqn import set_torch_threads
 from agent.rl.evaluate import evaluate
 from agent.rl.hparams import (
@@ -59,13 +56,11 @@ from agent.rl.hparams import (
 )
 from agent.rl.learner import Learner
 from agent.rl.metrics import MetricsLog
-from agent.rl.namespace import enter
-from agent.rl.weights import WEIGHTS_UDP_PORT, WeightReceiver, WeightSender
+from agent.rl.weights import WEIGHTS_UDP_PORT, WeightSender
 
 log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
-JOIN_TIMEOUT = 5.0
 ACTOR_CHECK_EVERY = 1.0   # seconds between checks that the actors are alive
 
 
@@ -76,55 +71,6 @@ def _nth(values: list[str], i: int, default: str | None) -> str | None:
 def _address(text: str, default_port: int) -> tuple[str, int]:
     host, _, port = text.partition(":")
     return host, int(port) if port else default_port
-
-
-@dataclass(frozen=True)
-class ActorSpec:
-    """Everything an actor needs to build its client and weight receiver (picklable)."""
-
-    index: int
-    num_actors: int
-    hp: Hyperparams
-    seed: int
-    backend: str
-    replay: tuple[str, int] | None
-    bind: str                      # the actor's own address for replay traffic
-    weights_bind: tuple[str, int]
-    table: int
-    ack_inserts: bool
-    netns: str | None = None       # network namespace (name or path) the actor runs in
-
-
-def _client(spec: ActorSpec, service: ReplayService | None) -> ReplayClient:
-    return make_client(spec.backend, address=spec.replay, service=service,
-                       bind=(spec.bind, 0), table=spec.table, ack_inserts=spec.ack_inserts)
-
-
-def _run_actor(spec: ActorSpec, stop: StopFlag, reports: queue.Queue,
-               service: ReplayService | None, receiver: WeightReceiver) -> None:
-    actor = Actor(spec.index, spec.num_actors, spec.hp, _client(spec, service), receiver,
-                  spec.seed)
-    actor.run(stop, reports.put)
-
-
-class StopOrOrphaned:
-    """The run's stop flag, also set once the process that started this one is gone
-    (an actor whose trainer was killed stops instead of running on unowned)."""
-
-    def __init__(self, stop: threading.Event) -> None:
-        self.stop = stop
-        self.parent = os.getppid()
-
-    def is_set(self) -> bool:
-        return self.stop.is_set() or os.getppid() != self.parent
-
-
-def actor_process(spec: ActorSpec, stop: threading.Event, reports: queue.Queue) -> None:
-    """Entry point of an actor process (UDP backends): into its namespace first."""
-    if spec.netns:
-        enter(spec.netns)
-    set_torch_threads(1)
-    _run_actor(spec, StopOrOrphaned(stop), reports, None, WeightReceiver(spec.weights_bind))
 
 
 def _free_port() -> int:
@@ -152,11 +98,7 @@ class Run:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.actor_mode = args.actor_mode or ("thread" if args.backend == "inprocess"
                                               else "process")
-        self.ctx = mp.get_context("spawn")
-        threads = self.actor_mode == "thread"
-        self.actor_stop = threading.Event() if threads else self.ctx.Event()
-        self.reports: queue.Queue = queue.Queue() if threads else self.ctx.Queue()
-        self.workers: list[threading.Thread | mp.process.BaseProcess] = []
+        self.actors: ActorPool | None = None
         self.server: ServerProcess | None = None
         self.service: ReplayService | None = None
         self.env_steps = 0
@@ -166,7 +108,6 @@ class Run:
         self.weight_versions: dict[int, int] = {}   # actor -> newest weights version taken
         self.elapsed_before = 0.0
         self.max_return = float("inf")
-        self.died: dict[int, int | None] = {}         # actor -> exit code, for dead actors
         self.max_stall = (0.0, 0.0)                   # (longest gap between steps, its end)
 
     # --- set-up -------------------------------------------------------------------
@@ -211,59 +152,16 @@ class Run:
                                    args.table, args.ack_inserts, _nth(args.actor_netns, i, None)))
         return specs, broadcast or loopback
 
-    def start_actors(self, specs: list[ActorSpec]) -> None:
-        for spec in specs:
-            if self.actor_mode == "thread":
-                worker: threading.Thread | mp.process.BaseProcess = threading.Thread(
-                    target=_run_actor, name=f"actor-{spec.index}", daemon=True,
-                    args=(spec, self.actor_stop, self.reports, self.service,
-                          WeightReceiver(spec.weights_bind)))
-            else:
-                worker = self.ctx.Process(target=actor_process, name=f"actor-{spec.index}",
-                                          daemon=True, args=(spec, self.actor_stop, self.reports))
-            worker.start()
-            self.workers.append(worker)
-        pids = [w.pid for w in self.workers if isinstance(w, mp.process.BaseProcess)]
-        (self.run_dir / "pids.json").write_text(json.dumps({"trainer": os.getpid(),
-                                                            "actors": pids}))
-
     def stop_all(self) -> None:
         """Stop the actors (and the host server this run started)."""
-        self.actor_stop.set()
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        for worker in self.workers:
-            while worker.is_alive() and time.monotonic() < deadline:
-                self.drain_reports()
-                worker.join(timeout=0.1)
-        for worker in self.workers:
-            if isinstance(worker, mp.process.BaseProcess) and worker.is_alive():
-                log.warning("actor %s (pid %s) did not stop; terminating", worker.name,
-                            worker.pid)
-                worker.terminate()
-                worker.join(timeout=1.0)
-        self.drain_reports()
+        if self.actors is not None:
+            self.take(self.actors.stop())
         if self.server is not None:
             self.server.stop()
 
-    def check_actors(self) -> int:
-        """Report actors that died since the last check; how many are still running."""
-        for i, worker in enumerate(self.workers):
-            if i in self.died or worker.is_alive():
-                continue
-            code = worker.exitcode if isinstance(worker, mp.process.BaseProcess) else None
-            self.died[i] = code
-            pid = f"pid {worker.pid}, " if isinstance(worker, mp.process.BaseProcess) else ""
-            print(f"actor {i} died ({pid}exit code {code}); "
-                  f"{len(self.workers) - len(self.died)} of {len(self.workers)} actors left, "
-                  "training goes on", flush=True)
-        return len(self.workers) - len(self.died)
-
-    def drain_reports(self) -> None:
-        while True:
-            try:
-                r: ActorReport = self.reports.get_nowait()
-            except (queue.Empty, OSError, ValueError):
-                return
+    def take(self, reports: list[ActorReport]) -> None:
+        """Add the actors' reports to the run's counts."""
+        for r in reports:
             self.env_steps += r.env_steps
             self.inserts += r.inserts
             self.episodes += len(r.returns)
@@ -295,8 +193,9 @@ class Run:
             if args.resume:
                 self._resume(learner, args.resume)
             start = time.monotonic() - self.elapsed_before
-            self.start_actors(specs)
-            solved, eval_mean = self._loop(learner, client, metrics, start)
+            self.actors = ActorPool(self.actor_mode, self.service)
+            self.actors.start(specs, self.run_dir / "pids.json")
+            solved, eval_mean = self._loop(learner, client, self.actors, metrics, start)
         finally:
             self.stop_all()
         wall = time.monotonic() - start
@@ -315,7 +214,8 @@ class Run:
                    "actor_weight_versions": self.weight_versions, "client": client.stats(),
                    "max_stall_s": round(self.max_stall[0], 2),
                    "max_stall_end_s": round(self.max_stall[1], 1),
-                   "actors_died": self.died, "hparams": asdict(hp)}
+                   "actors_died": self.actors.died if self.actors else {},
+                   "hparams": asdict(hp)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         print(f"SUMMARY solved={solved} backend={args.backend} actors={args.actors} "
               f"env={hp.env_id} seed={args.seed} learner_steps={learner.steps} "
@@ -323,8 +223,8 @@ class Run:
               f"max_stall_s={self.max_stall[0]:.1f}", flush=True)
         return summary
 
-    def _loop(self, learner: Learner, client: ReplayClient, metrics: MetricsLog,
-              start: float) -> tuple[bool, float]:
+    def _loop(self, learner: Learner, client: ReplayClient, actors: ActorPool,
+              metrics: MetricsLog, start: float) -> tuple[bool, float]:
         """Learner steps with evaluation, metrics and checkpoints; (solved, eval mean)."""
         args, hp = self.args, self.hp
         solved, eval_mean = False, float("nan")
@@ -335,14 +235,14 @@ class Run:
         stepped = checked = None
         while True:
             info = learner.step()
-            self.drain_reports()
+            self.take(actors.reports())
             now = time.monotonic()
             wall = now - start
             if self.env_steps >= args.max_env_steps or wall >= args.max_seconds:
                 return solved, eval_mean
             if checked is None or now - checked >= ACTOR_CHECK_EVERY:
                 checked = now
-                if not self.check_actors():
+                if not actors.check():
                     print("every actor died: stopping", flush=True)
                     return solved, eval_mean
             if info is not None and stepped is not None and now - stepped > self.max_stall[0]:
@@ -402,7 +302,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="replay service address (switch VIP or host server)")
     p.add_argument("--bind", default="0.0.0.0", help="local address of replay clients")
     p.add_argument("--ack-inserts", action="store_true", help="actors wait for insert ACKs")
-    p.add_argument("--actor-mode", choices=["thread", "process"], default=None)
+    p.add_argument("--actor-mode", choices=ACTOR_MODES, default=None)
     p.add_argument("--actor-bind", default=LOOPBACK, help="address actors get weights on")
     p.add_argument("--actor-netns", action="append", default=[], metavar="NS",
                    help="network namespace (name or /proc/PID/ns/net) of each actor, in order")
