@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -261,6 +262,22 @@ class LossError(NetnsError):
     """Neither tc netem nor nftables can drop packets on this machine."""
 
 
+NO_LOSS_TOOL = ("packet loss needs tc netem (kernel module sch_netem) or nftables "
+                "('nft', Debian package nftables)")
+
+
+def have_packet_loss() -> tuple[bool, str]:
+    """Whether link_loss can drop packets here, and why not: nft is installed, or tc
+    can attach netem (tried on the loopback of a namespace made for the probe)."""
+    if shutil.which("nft"):
+        return True, ""
+    probe = subprocess.run(["unshare", "--net", "tc", "qdisc", "add", "dev", "lo", "root",
+                            "netem", "loss", "1%"], capture_output=True, text=True)
+    if probe.returncode == 0:
+        return True, ""
+    return False, f"{NO_LOSS_TOOL}: {probe.stderr.strip()}"
+
+
 def link_loss(iface: str, ns: str, peer: str, percent: float) -> str:
     """Drop `percent` % of the frames in each direction of a veth link at random:
     `iface` is its end in namespace `ns`, `peer` its end in this namespace. tc
@@ -280,6 +297,5 @@ def link_loss(iface: str, ns: str, peer: str, percent: float) -> str:
     proc = subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=ruleset,
                           text=True, capture_output=True)
     if proc.returncode != 0:
-        raise LossError("packet loss needs tc netem (kernel module sch_netem) or nftables "
-                        f"('nft', Debian package nftables): {proc.stderr.strip()}")
+        raise LossError(f"{NO_LOSS_TOOL}: {proc.stderr.strip()}")
     return "nftables"

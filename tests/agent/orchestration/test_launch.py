@@ -375,6 +375,13 @@ def test_switch_crash_mid_run_is_recovered_and_training_solves_on_bmv2(tmp_path:
     _assert_switch_recovered(proc, run_dir)
 
 
+@pytest.fixture
+def packet_loss() -> None:
+    """Skips a run with --loss where links cannot drop packets (asked for before the
+    background run, which would otherwise be waited for)."""
+    needs.packet_loss()
+
+
 def _loss_and_restarts(kind: str) -> list[str]:
     return ["--switch", kind, "--actors", "3", "--loss", "5",
             "--kill-actor-at", "5", "--kill-learner-at", "20", *SOLVE]
@@ -397,7 +404,7 @@ def _assert_rode_through_loss(proc: subprocess.CompletedProcess[str], run_dir: P
 @pytest.mark.slow
 @pytest.mark.background(_loss_and_restarts("python"))
 def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
-        background_run: BackgroundRun) -> None:
+        packet_loss: None, background_run: BackgroundRun) -> None:
     """5 % loss each way on every link; actor 0 killed; the learner killed once it
     has a checkpoint and resumed from it: CartPole-v1 is still solved (run in the
     background while the light tests run)."""
@@ -411,6 +418,7 @@ def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor_on_bmv2
         tmp_path: Path) -> None:
     """The same on bmv2."""
     needs.testbed("bmv2")
+    needs.packet_loss()
     run_dir = tmp_path / "run"
     proc = _launch(*_loss_and_restarts("bmv2"), "--run-dir", str(run_dir), timeout=1000)
     _assert_rode_through_loss(proc, run_dir)
