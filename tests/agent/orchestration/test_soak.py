@@ -9,17 +9,16 @@ from dataclasses import replace
 import pytest
 
 from agent.contract import protocol
-from agent.orchestration.soak import (
-    DEFAULT_CONFIG,
+from agent.orchestration.soak.audit import compare
+from agent.orchestration.soak.driver import DEFAULT_CONFIG, soak_switch
+from agent.orchestration.soak.load import fuzz_datagram
+from agent.orchestration.soak.payloads import (
     PRIORITY_STEP,
     SOAK_TABLE,
     WITNESS_TABLE,
-    compare,
-    fuzz_datagram,
     sample_errors,
     sign,
     signer,
-    soak_switch,
 )
 from tests import needs
 

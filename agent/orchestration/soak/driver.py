@@ -39,290 +39,37 @@ to --json.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import hmac
 import json
 import multiprocessing as mp
 import os
 import random
-import socket
-import struct
 import sys
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from agent.contract import protocol
 from agent.contract.cli_args import RUNS, ArgumentParser, int_range, positive_float
-from agent.contract.protocol import REPLAY_UDP_PORT, Message, Op, ProtocolError, Status
-from agent.replay.client import ReplayRefused, ReplayTimeout, RetryPolicy, make_client
+from agent.orchestration.soak.audit import PREFILL, PREFILL_ACTOR, compare, prefill
+from agent.orchestration.soak.load import Forger, Worker, actor_load, forger_load, intruder_load
+from agent.orchestration.soak.payloads import SOAK_TABLE, WITNESS_TABLE
 from agent.rl.hparams import MAX_ACTORS
-from agent.rl.namespace import enter
 from bmv2.launch import SWITCH_KINDS, find_bmv2, resolve_kind
-from bmv2.testbed.netns import have_netns, inside, raw_socket
+from bmv2.testbed.netns import have_netns
 from bmv2.testbed.netns_bed import Testbed
 from controller import config as cfgmod
-from controller import snapshot, udp_frame
+from controller import snapshot
 from controller.config import DEFAULT_CONFIG, AclRule, Config, Host, ReplayTable
 from controller.inband import InbandChannel
 from controller.stats import OTHER_TABLE, read_guard_drops, read_stats
 
-SOAK_TABLE, WITNESS_TABLE = 0, 1
-MAGIC = 0x50345253                     # "P4RS": a soak payload
-PRIORITY_STEP = 1 << 10                # priorities k/64 in Q16.16
-BATCH = 32
-PREFILL = (1500, 600)                  # experiences in the soak and witness tables first
 INTRUDER = Host("intruder", "198.18.2.1", "02:00:00:00:02:01", 20, "host")
 MAX_EXAMPLES = 10                      # error messages kept per process
-FORGED_SPORT = 31999                   # forged requests' source port (not an ephemeral one)
-PACKET_OUTGOING = 4                    # AF_PACKET: a frame this socket's host sent
 
 
 def say(text: str) -> None:
     print(f"[soak] {text}", flush=True)
-
-
-# --- signed payloads --------------------------------------------------------------
-
-def sign(key: bytes, actor: int, counter: int, filler: bytes) -> bytes:
-    """A 64-byte payload: MAGIC, actor, counter, 40 filler bytes, 8 bytes of HMAC."""
-    body = struct.pack("!IIQ", MAGIC, actor, counter) + filler[:40].ljust(40, b"\0")
-    return body + hmac.new(key, body, hashlib.sha256).digest()[:8]
-
-
-def signer(key: bytes, payload: bytes) -> tuple[int, int] | None:
-    """(actor, counter) of a payload this run signed, else None."""
-    if len(payload) != protocol.PAYLOAD_BYTES:
-        return None
-    body, mac = payload[:56], payload[56:]
-    if not hmac.compare_digest(hmac.new(key, body, hashlib.sha256).digest()[:8], mac):
-        return None
-    magic, actor, counter = struct.unpack_from("!IIQ", body)
-    return (actor, counter) if magic == MAGIC else None
-
-
-def soak_priority(rng: random.Random) -> float:
-    return rng.randrange(1, 256) * PRIORITY_STEP / protocol.PRIORITY_ONE
-
-
-def is_soak_priority(fixed: int) -> bool:
-    return fixed % PRIORITY_STEP == 0 and 1 <= fixed // PRIORITY_STEP <= 255
-
-
-def sample_errors(key: bytes, reply: Message) -> list[str]:
-    """What is wrong with an OK SAMPLE reply: the soak's errors it counts as."""
-    if reply.stamp == 0:
-        return ["sampled a slot not written yet (stamp 0) as data"]
-    wrong = []
-    if signer(key, reply.payload or b"") is None:
-        wrong.append("sampled a payload the soak did not write")
-    if not is_soak_priority(reply.priority):
-        wrong.append("sampled a priority the soak did not write")
-    return wrong
-
-
-# --- the actors' load ----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Worker:
-    """What one load process needs (picklable)."""
-
-    index: int
-    netns: str
-    ip: str
-    vip: str
-    key: bytes
-    deadline: float                # time.monotonic() (system-wide on Linux)
-    seed: int
-
-
-def actor_load(w: Worker, out: Any) -> None:
-    """INSERT, SAMPLE and UPDATE table 0 until the deadline; report to `out`."""
-    enter(w.netns)
-    rng = random.Random(w.seed)
-    client = make_client("switch", address=(w.vip, REPLAY_UDP_PORT), bind=(w.ip, 0),
-                         table=SOAK_TABLE, ack_inserts=True, ack_updates=True,
-                         policy=RetryPolicy(timeout=0.5, retries=3))
-    sent, errors, checked = 0, Counter[str](), 0
-    while time.monotonic() < w.deadline:
-        payloads = [sign(w.key, w.index, sent + i, rng.randbytes(40)) for i in range(BATCH)]
-        sent += BATCH
-        try:
-            client.insert_many(payloads, [soak_priority(rng) for _ in payloads])
-            pending = client.sample_async(BATCH)
-            batch = client.wait(pending)
-            for reply in pending.replies.values():
-                errors.update(sample_errors(w.key, reply))
-            checked += len(batch)
-            client.update(batch.slot, batch.stamp, [soak_priority(rng) for _ in batch.slot])
-        except ReplayTimeout:
-            continue  # counted in the client's stats
-        except ReplayRefused as exc:
-            if exc.status != Status.NOT_READY:  # NOT_READY: in the client's not_ready
-                errors[f"actor {w.index}: valid request refused: {exc}"] += 1
-    out.put({"actor": w.index, "sent": sent, "checked": checked, "errors": dict(errors),
-             "client": client.stats()})
-    client.close()
-
-
-# --- the intruder's fuzz ----------------------------------------------------------------
-
-def random_request(rng: random.Random) -> Message:
-    """A well-formed request of any op, for any table (valid or not)."""
-    table, slot, rid = rng.randrange(6), rng.randrange(1 << 13), rng.getrandbits(32)
-    payload = rng.randbytes(protocol.PAYLOAD_BYTES)
-    op = rng.choice(list(Op))
-    msg = {Op.INSERT: lambda: protocol.insert(table, payload, ack=rng.random() < 0.5),
-           Op.SAMPLE: lambda: protocol.sample(table, rng.randrange(1, 65)),
-           Op.UPDATE: lambda: protocol.update(table, slot, rng.getrandbits(16), 2.0, ack=True),
-           Op.READ: lambda: protocol.read(table, slot),
-           Op.WRITE: lambda: protocol.write(table, slot, rng.getrandbits(20), 1 << 16, payload),
-           Op.RESET: lambda: protocol.reset(table),
-           Op.GET_STATE: lambda: protocol.get_state(table),
-           Op.SET_STATE: lambda: protocol.set_state(table, pointer=slot, sequence=0,
-                                                    max_priority_fixed=0, size=0)}[op]()
-    return protocol.with_request_id(msg, rid)
-
-
-def fuzz_datagram(rng: random.Random) -> bytes:
-    """40 % random bytes, 40 % a mutated request, 20 % a valid request."""
-    r = rng.random()
-    if r < 0.4:
-        return rng.randbytes(rng.randrange(0, 121))
-    data = bytearray(protocol.encode(random_request(rng)))
-    if r >= 0.8:
-        return bytes(data)
-    for _ in range(rng.randrange(1, 5)):
-        how = rng.randrange(4)
-        if how == 0 and data:
-            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
-        elif how == 1 and data:
-            data[rng.randrange(min(len(data), protocol.HEADER_BYTES))] = rng.randrange(256)
-        elif how == 2:
-            del data[rng.randrange(len(data) + 1):]
-        else:
-            data += rng.randbytes(rng.randrange(1, 40))
-    return bytes(data)
-
-
-def intruder_load(netns: str, ip: str, vip: str, count: int, deadline: float, seed: int,
-                  out: Any) -> None:
-    """Send `count` fuzz datagrams paced until the deadline; count the answers."""
-    enter(netns)
-    rng = random.Random(seed)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind((ip, 0))
-    sock.setblocking(False)
-    statuses: Counter[str] = Counter()
-    start = time.monotonic()
-    span = max(deadline - start, 0.1) * 0.9
-    sent = 0
-    while sent < count and time.monotonic() < deadline:
-        if sent > count * (time.monotonic() - start) / span:
-            time.sleep(0.001)
-        else:
-            try:
-                sock.sendto(fuzz_datagram(rng), (vip, REPLAY_UDP_PORT))
-                sent += 1
-            except OSError:
-                time.sleep(0.001)  # a full socket buffer: the same as a loss
-        _count_replies(sock, statuses)
-    end = time.monotonic() + 1.0
-    while time.monotonic() < end:
-        _count_replies(sock, statuses)
-        time.sleep(0.01)
-    out.put({"fuzz_sent": sent, "fuzz_replies": dict(statuses)})
-
-
-def _count_replies(sock: socket.socket, statuses: Counter[str]) -> None:
-    while True:
-        try:
-            data = sock.recv(4096)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            continue
-        try:
-            statuses[protocol.decode(data).status_name()] += 1
-        except ProtocolError:
-            statuses["undecodable"] += 1
-
-
-# --- the forger: the intruder in other hosts' names --------------------------------------
-
-@dataclass(frozen=True)
-class Forger:
-    """What the forging process needs (picklable): the intruder's namespace, interface
-    and MAC, the (IPv4, MAC) of the hosts it poses as, the VIP and its MAC."""
-
-    netns: str
-    iface: str
-    mac: str
-    victims: tuple[tuple[str, str], ...]
-    vip: str
-    vip_mac: str
-    count: int
-    deadline: float
-    seed: int
-
-
-def forged_frame(f: Forger, rng: random.Random) -> bytes:
-    """A valid INSERT, SAMPLE or UPDATE of either table in a victim's IPv4 address,
-    from the intruder's MAC or the victim's."""
-    ip, mac = rng.choice(f.victims)
-    table, rid = rng.choice((SOAK_TABLE, WITNESS_TABLE)), rng.getrandbits(32)
-    msg = rng.choice((
-        lambda: protocol.insert(table, rng.randbytes(protocol.PAYLOAD_BYTES), ack=True),
-        lambda: protocol.sample(table, rng.randrange(1, 33)),
-        lambda: protocol.update(table, rng.randrange(4096), rng.getrandbits(16), 2.0,
-                                ack=True)))()
-    return udp_frame.build(udp_frame.UdpFrame(
-        mac if rng.random() < 0.5 else f.mac, f.vip_mac, ip, f.vip, FORGED_SPORT,
-        REPLAY_UDP_PORT, protocol.encode(protocol.with_request_id(msg, rid))))
-
-
-def forger_load(f: Forger, out: Any) -> None:
-    """Send `count` forged requests paced until the deadline; count the answers (any
-    reply comes back out of the intruder's port, to FORGED_SPORT)."""
-    sock = raw_socket(f.iface, f.netns)
-    sock.setblocking(False)
-    rng = random.Random(f.seed)
-    start = time.monotonic()
-    span = max(f.deadline - start, 0.1) * 0.9
-    sent = served = 0
-
-    def answers() -> int:
-        n = 0
-        while True:
-            try:
-                data, addr = sock.recvfrom(65535)
-            except (BlockingIOError, InterruptedError):
-                return n
-            except OSError:
-                continue
-            frame = udp_frame.parse(data)
-            n += (addr[2] != PACKET_OUTGOING and frame is not None
-                  and frame.src_port == REPLAY_UDP_PORT and frame.dst_port == FORGED_SPORT)
-
-    while sent < f.count and time.monotonic() < f.deadline:
-        if sent > f.count * (time.monotonic() - start) / span:
-            time.sleep(0.001)
-        else:
-            try:
-                sock.send(forged_frame(f, rng))
-                sent += 1
-            except OSError:
-                time.sleep(0.001)
-        served += answers()
-    end = time.monotonic() + 1.0
-    while time.monotonic() < end:
-        served += answers()
-        time.sleep(0.01)
-    sock.close()
-    out.put({"forged_sent": sent, "forged_served": served})
 
 
 # --- the soak of one switch ---------------------------------------------------------------
@@ -379,58 +126,6 @@ class SoakResult:
     @property
     def error_count(self) -> int:
         return sum(self.errors.values())
-
-
-def prefill(bed: Testbed, key: bytes, rng: random.Random) -> None:
-    """Signed experiences from the learner into both tables (actor id 255)."""
-    learner = next(h for h in bed.config.hosts if h.role == "learner")
-    with inside(bed.ns_name(learner.name)):
-        client = make_client("switch", address=(bed.config.vip, REPLAY_UDP_PORT),
-                             bind=(learner.ip, 0), ack_inserts=True)
-    try:
-        counter = 0
-        for table, n in zip((SOAK_TABLE, WITNESS_TABLE), PREFILL, strict=True):
-            client.table = table
-            for start in range(0, n, BATCH):
-                batch = [sign(key, 255, counter + i, rng.randbytes(40))
-                         for i in range(min(BATCH, n - start))]
-                counter += len(batch)
-                client.insert_many(batch, [soak_priority(rng) for _ in batch])
-    finally:
-        client.close()
-
-
-def compare(before: list[dict], after: list[dict], key: bytes,
-            sent: dict[int, int]) -> tuple[dict[str, int], Counter[str]]:
-    """Slots kept, replaced by the soak's inserts, or changed otherwise (errors)."""
-    counts: Counter[str] = Counter()
-    errors: Counter[str] = Counter()
-    for b, a in zip(before, after, strict=True):
-        table = b["table"]
-        old = {s["slot"]: s for s in b["slots"]}
-        new = {s["slot"]: s for s in a["slots"]}
-        if table == WITNESS_TABLE and (a["state"] != b["state"] or old != new):
-            errors[f"witness table {table} changed"] += 1
-        if a["state"]["total"] != sum(s["priority"] for s in a["slots"]):
-            errors[f"table {table}: total priority is not the sum of its slots"] += 1
-        for slot in old.keys() - new.keys():
-            errors[f"table {table} slot {slot} emptied"] += 1
-        for slot, s in new.items():
-            was = old.get(slot)
-            if was is not None and was["stamp"] == s["stamp"]:
-                if was["payload"] != s["payload"] or not is_soak_priority(s["priority"]):
-                    errors[f"table {table} slot {slot} changed in place"] += 1
-                else:
-                    counts["kept"] += 1
-                continue
-            who = signer(key, bytes.fromhex(s["payload"]))
-            if (table != SOAK_TABLE or who is None or who[0] not in sent
-                    or who[1] >= sent[who[0]] or not is_soak_priority(s["priority"])):
-                errors[f"table {table} slot {slot} holds what the soak did not insert"] += 1
-            else:
-                counts["replaced_by_soak_inserts"] += 1
-    counts["changed_otherwise"] = sum(errors.values())
-    return dict(counts), errors
 
 
 def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
@@ -494,7 +189,7 @@ def soak_switch(kind: str, seconds: float, fuzz: int, actors: int, config: Path,
         result.forged_counted = read_guard_drops(bed.session).forged.get(
             INTRUDER.port, 0) - base_forged
     sent = {r["actor"]: r["sent"] for r in reports if "actor" in r}
-    sent[255] = sum(PREFILL)
+    sent[PREFILL_ACTOR] = sum(PREFILL)
     result.slots, slot_errors = compare(before, after, key, sent)
     errors.update(slot_errors)
     client: Counter[str] = Counter()
@@ -603,6 +298,3 @@ def main(argv: list[str] | None = None) -> int:
     say(f"report: {path}")
     return 0 if all(r.error_count == 0 for r in results) else 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())
