@@ -1,4 +1,4 @@
-"""The optimized generated code (optimize.py) against the code as generated.
+"""The optimized generated code (bmv2/pyswitch/optimize/) against the code as generated.
 
 Every corpus program and a long replay.p4 workload run on two switches, one
 with the optimizer and one without; outputs, statistics, registers and counters
@@ -20,7 +20,8 @@ from agent.contract import protocol
 from bmv2.pyswitch import Lpm, Switch
 from bmv2.pyswitch.compiler import compile_program
 from bmv2.pyswitch.engine import Engine
-from bmv2.pyswitch.optimize import Facts, optimize_source, share_locals
+from bmv2.pyswitch.optimize import Facts, optimize_source
+from bmv2.pyswitch.optimize.share_locals import share_locals
 
 from .corpus import CORPORA, REPLAY_JSON, apply_setup
 
