@@ -52,8 +52,6 @@ def _state(sw: Switch) -> dict[str, Any]:
 def test_corpus_same_with_and_without_optimizer(name: str,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = CORPORA[name]
-    if not corpus.path.exists():
-        pytest.skip(f"{corpus.path} not built")
     fast, plain = _switches(monkeypatch, corpus.path, seed=3)
     apply_setup(fast, corpus.setup)
     apply_setup(plain, corpus.setup)

@@ -195,8 +195,11 @@ def test_short_run_through_the_switch(kind: str, tmp_path: Path) -> None:
     # (bmv2's queues do), but it can never store more than was sent.
     stored, sent = stats["ok"]["INSERT"], result["inserts"]
     assert sent // 2 <= stored <= sent
+    # every actor took weights the learner broadcast after it started learning
+    # (version = learner step; 0 is the broadcast before the first step)
+    steps = int(summary["learner_steps"])
     assert set(result["actor_weight_versions"]) == {"0", "1"}
-    assert all(v >= 0 for v in result["actor_weight_versions"].values())
+    assert all(0 < v <= steps for v in result["actor_weight_versions"].values()), result
 
     with (run_dir / "metrics.csv").open() as f:
         losses = [float(r["loss"]) for r in csv.DictReader(f) if r.get("loss")]
@@ -218,7 +221,8 @@ def test_short_run_through_the_host_replay_server(tmp_path: Path) -> None:
     summary = _summary(proc.stdout)
     assert summary["backend"] == "host" and int(summary["learner_steps"]) > 0
     result = json.loads((run_dir / "summary.json").read_text())
-    assert result["client"]["samples"] > 0 and result["actor_weight_versions"]["0"] >= 0
+    assert result["client"]["samples"] > 0
+    assert 0 < result["actor_weight_versions"]["0"] <= result["learner_steps"], result
     switch = json.loads((run_dir / "switch_stats.json").read_text())
     assert switch["size"] == 0  # the switch only forwarded
     server_log = (run_dir / "logs" / "host-server.log").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -72,8 +73,9 @@ def test_prefetching_sampler_keeps_requests_in_flight(client: ReplayClient) -> N
 def test_fire_and_forget_refusals_are_counted_not_raised(server: HostServer) -> None:
     c = make_client("host", address=server.address, table=3, policy=FAST)
     c.insert(payloads(1)[0])  # table 3 is not configured: an UNKNOWN_TABLE reply comes back
-    with pytest.raises(ReplayRefused):
+    with pytest.raises(ReplayRefused) as refused:
         c.sample(1)  # drains the insert's error first, then is refused itself
+    assert refused.value.status == Status.UNKNOWN_TABLE
     assert c.stats()["refused"] == 2 and c.stats()["inserts"] == 1
     c.close()
 
@@ -301,11 +303,11 @@ def test_nothing_listening_is_a_timeout_too() -> None:
 
 
 def test_make_client_checks_its_arguments() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=re.escape("backend 'switch' needs address=(ip, port)")):
         make_client("switch")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=re.escape("backend 'inprocess' needs service=")):
         make_client("inprocess")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown backend 'carrier-pigeon'; choose from"):
         make_client("carrier-pigeon")
 
 

@@ -256,7 +256,7 @@ def test_insert_limit_counts_per_host_and_window() -> None:
     assert one(s, protocol.write(0, 0, 5, PRIORITY_ONE, payload(0)), cpu=True).ok  # CPU: no limit
     s.limit_inserts(ACTOR, 0, None)
     assert one(s, protocol.insert(0, payload(0), ack=True), ACTOR).ok
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"max_inserts must be 0\.\.65535"):
         s.limit_inserts(ACTOR, 0, protocol.MAX_INSERT_LIMIT + 1)
 
 

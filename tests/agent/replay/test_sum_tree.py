@@ -71,11 +71,11 @@ def test_capacity_one_and_bad_arguments() -> None:
     tree = SumTree(1)
     assert tree.update(0, 5) == 5
     assert list(tree.find(np.array([0, 4]))) == [0, 0]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="capacity must be a power of two, got 12"):
         SumTree(12)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"slot 1 out of range 0\.\.0"):
         tree.update(1, 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="priority 4294967296 is not a 32-bit value"):
         tree.update(0, 2**32)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot sample proportionally from an all-zero tree"):
         SumTree(4).sample(1, np.random.default_rng())

@@ -193,8 +193,6 @@ def check_sampled(reply: Message, svc: ReplayService) -> None:
 
 
 def test_service_answers_like_the_compiled_program() -> None:
-    if not PROGRAM.exists():
-        pytest.skip("p4src/build/replay.json is not built")
     switch, svc = SwitchUnderTest(), service()
     statuses: set[int] = set()
     updated = 0
@@ -242,8 +240,6 @@ def test_service_answers_like_the_compiled_program() -> None:
 
 
 def test_reset_answers_like_the_compiled_program() -> None:
-    if not PROGRAM.exists():
-        pytest.skip("p4src/build/replay.json is not built")
     switch, svc = SwitchUnderTest(), service()
     for i in range(5):
         data = protocol.encode(protocol.insert(0, protocol.words_to_payload([i]), ack=True))
@@ -262,8 +258,6 @@ def test_prioritized_sample_reports_the_records_priority_mid_update() -> None:
     (bmv2's egress threads interleave so) still reports the slot's stored priority.
     The interleaving is staged by writing the leaf alone, as the UPDATE's first
     stages would have, before a prioritized SAMPLE walks the tree."""
-    if not PROGRAM.exists():
-        pytest.skip("p4src/build/replay.json is not built")
     switch = SwitchUnderTest()
     acks = [switch.request(protocol.encode(protocol.insert(0, protocol.words_to_payload([i]),
                                                            priority=p, ack=True)), HOST, False)[0]
@@ -283,8 +277,6 @@ def test_an_update_whose_slot_was_taken_after_its_stamp_check_changes_nothing() 
     stamp is set back to the one the UPDATE checks (7), as the UPDATE saw it. The
     UPDATE must leave the new experience's leaf and record alone, so the records
     still sum to the tree's total (a snapshot checks that)."""
-    if not PROGRAM.exists():
-        pytest.skip("p4src/build/replay.json is not built")
     switch = SwitchUnderTest()
     slot, new = 5, protocol.priority_to_fixed(2.0)
     switch.request(protocol.encode(protocol.write(0, slot, 7, protocol.priority_to_fixed(1.0),
@@ -307,8 +299,6 @@ def test_a_copy_goes_round_again_only_when_seven_draws_overshoot() -> None:
     pass (v1model/draw.p4) and recirculates only when all miss: about 1 in 128 of
     3,200 copies (25), where four attempts would send 1 in 16 (200). Every reply is
     still answered, with its stored record."""
-    if not PROGRAM.exists():
-        pytest.skip("p4src/build/replay.json is not built")
     switch = SwitchUnderTest()
     acks = [switch.request(protocol.encode(protocol.insert(0, protocol.words_to_payload([i]),
                                                            priority=1.0, ack=True)), HOST, False)[0]

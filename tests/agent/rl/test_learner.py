@@ -32,7 +32,7 @@ def test_beta_anneals_to_one() -> None:
 def test_overrides() -> None:
     hp = apply_overrides(Hyperparams(), ["lr=5e-4", "hidden=32,32,16", "actor_priorities=0"])
     assert (hp.lr, hp.hidden, hp.actor_priorities) == (5e-4, (32, 32, 16), False)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="--set nope=1: unknown hyperparameter; known: actor_pri"):
         apply_overrides(hp, ["nope=1"])
 
 

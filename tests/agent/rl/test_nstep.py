@@ -67,5 +67,5 @@ def test_n_equal_one_and_stack() -> None:
     assert [o.ret for o in out] == [2.0, 3.0] and [o.done for o in out] == [False, True]
     t = stack(out, actor=5)
     assert t.obs.shape == (2, 4) and list(t.actor) == [5, 5] and list(t.done) == [0.0, 1.0]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="n must be >= 1"):
         NStepAccumulator(0, G)

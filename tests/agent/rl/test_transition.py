@@ -60,5 +60,5 @@ def test_decode_over_a_sample_batch_from_the_service() -> None:
 
 def test_too_large_observations_are_refused() -> None:
     assert transition.max_obs_dim() == 5
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"observation of 6 floats does not fit \(max 5\)"):
         transition.encode(sample_transitions(1, d=6))
