@@ -17,8 +17,7 @@ from controller.deploy import deploy
 from controller.p4runtime_session import NotPrimary, P4RuntimeSession
 from controller.stats import read_stats
 from tests import needs
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
+from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
 CONFIG_TABLE = "ReplayIngress.replay.replay_table_config"

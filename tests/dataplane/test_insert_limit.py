@@ -14,9 +14,7 @@ from agent.contract.protocol import INSERT_WINDOW_US, Message, Op, Status
 from controller import cli, config
 from controller.deploy import deploy
 from controller.stats import read_guard_drops
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
-from tests.dataplane.test_replay import payload
+from tests.dataplane.packets import CONFIG, PacketTestbed, payload
 
 pytestmark = pytest.mark.netns
 

@@ -24,7 +24,7 @@ from controller import cli, snapshot, udp_frame
 from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
 from tests import needs
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 
 PROMPT = re.compile(r"^.*(>>> |\.\.\.: )")  # IPython's prompts before a printed line
 LATER = "200"  # replayctl's election id after a shell session (the shell used 100)

@@ -15,8 +15,7 @@ from scipy.stats import chisquare
 from agent.contract import protocol
 from agent.contract.protocol import Mode, Op, Status
 from controller.replication import sample_bases
-from tests.dataplane.packets import PacketTestbed
-from tests.dataplane.test_replay import payload
+from tests.dataplane.packets import PacketTestbed, payload
 
 pytestmark = pytest.mark.netns
 

@@ -19,8 +19,7 @@ from bmv2.testbed.netns_bed import connect_and_deploy
 from controller import cli, snapshot
 from controller.inband import InbandChannel
 from controller.recovery import SnapshotSkipped, Snapshotter
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
+from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
 

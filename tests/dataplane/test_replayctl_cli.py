@@ -20,7 +20,7 @@ import yaml
 from agent.contract.cli_args import REPO
 from bmv2.launch import SwitchProcess
 from controller import cli
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 from tests.signals import ctrl_c_as_from_a_terminal
 
 

@@ -18,7 +18,7 @@ from bmv2.launch import ServerTls, SwitchProcess
 from controller import cli
 from controller import config as cfgmod
 from tests import needs
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 
 SERVER_NAME = "p4switch.test"
 

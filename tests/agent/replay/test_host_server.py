@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from agent.replay.host_server import (
 )
 from agent.replay.memory import TableConfig
 from agent.replay.server_process import ServerProcess
-from tests.agent.conftest import LOOPBACK, OUTSIDER, RawPeer
+from tests.agent.replay.raw_peer import LOOPBACK, OUTSIDER, RawPeer
 
 
 def payload(i: int) -> bytes:
@@ -167,8 +168,10 @@ def test_random_datagrams_never_crash_or_change_storage(server: HostServer) -> N
 def test_parse_allow() -> None:
     assert parse_allow("198.18.0.2") == ("198.18.0.2", 7)
     assert parse_allow("198.18.0.2:is") == ("198.18.0.2", ALLOW_INSERT | ALLOW_SAMPLE)
-    for bad in ("198.18.0.2:x", ":i", "notanip"):
-        with pytest.raises(argparse.ArgumentTypeError):
+    for bad, why in (("198.18.0.2:x", "--allow wants IP or IP:OPS (OPS from 'isu'): "),
+                     (":i", "--allow: '' is not an IPv4 address"),
+                     ("notanip", "--allow: 'notanip' is not an IPv4 address")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(why)):
             parse_allow(bad)
 
 
@@ -278,7 +281,8 @@ def test_pacing_parse_and_server_options() -> None:
     for p in (Pacing(), Pacing(20000.0, 16), Pacing(2500.5, 1)):
         assert Pacing.parse(p.spec()) == p
     for bad in ("0", "-5:4", "100:0", "fast", "inf"):
-        with pytest.raises(argparse.ArgumentTypeError):
+        why = "RATE must be > 0 (or 'off')" if bad == "0" else "pacing wants 'off' or RATE"
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(why)):
             Pacing.parse(bad)
     proc = ServerProcess("198.18.0.2", [0], TableConfig(), ["198.18.0.1"], Path("x.log"),
                          pacing=Pacing(8000.0, 24))
