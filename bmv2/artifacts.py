@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2 import tofino_artifacts
 from bmv2.toolchain import find_tool
 from controller.program import BUILD, DEFAULT, Artifacts

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.toolchain import find_tool
 
 SWITCH_KINDS = ("python", "bmv2")

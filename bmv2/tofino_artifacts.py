@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.toolchain import find_tool
 from controller.bf_pipeline import GZIPPED, read_kept
 from controller.program import TOFINO_BUILD

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.cli_args import (
+from agent.contract.cli_args import (
     ArgumentParser,
     doc_parts,
     host_port,
@@ -24,7 +24,7 @@ from agent.cli_args import (
     join_host_port,
     positive_float,
 )
-from agent.protocol import ACL_OPS, SAMPLING_MODES, Op, acl_mask, acl_op_names
+from agent.contract.protocol import ACL_OPS, SAMPLING_MODES, Op, acl_mask, acl_op_names
 from controller import config as config_mod
 from controller import program, snapshot
 from controller.config import DEFAULT_CONFIG, Config, ConfigError, ReplayTable

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from agent.protocol import (
+from agent.contract.protocol import (
     ACL_OPS,
     MAX_BATCH,
     MAX_INSERT_LIMIT,

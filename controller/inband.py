@@ -8,8 +8,8 @@ import itertools
 import time
 from collections.abc import Iterable
 
-from agent import protocol
-from agent.protocol import Message, ProtocolError
+from agent.contract import protocol
+from agent.contract.protocol import Message, ProtocolError
 from controller import udp_frame
 from controller.p4runtime_session import P4RuntimeSession
 

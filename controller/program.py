@@ -11,8 +11,8 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.cli_args import REPO
-from agent.protocol import mode_name
+from agent.contract.cli_args import REPO
+from agent.contract.protocol import mode_name
 from controller import bf_pipeline
 from controller.config import Config, ReplayTable
 from controller.p4info import P4InfoIndex, decode_value
@@ -130,7 +130,7 @@ MAY_BROADCAST = IN + "ipv4.may_broadcast"
 ARP_ANSWER = IN + "arp.answer"                # mac
 VIP_HIT = IN + "replay_vip_hit"
 CONFIGURE = IN + "replay.configure"           # CONFIG_PARAMS
-ALLOW = IN + "replay.allow"                   # ops (agent.protocol.ACL_OPS bits)
+ALLOW = IN + "replay.allow"                   # ops (agent.contract.protocol.ACL_OPS bits)
 REPLICATE = IN + "replay.replicate"           # group_base
 SOURCE_BOUND = IN + "source.bound"
 LIMIT = IN + "replay.limiter.limit"          # index, max_inserts

@@ -16,7 +16,7 @@ replicas in all, so any batch a table's max_batch admits, now or after
 
 from __future__ import annotations
 
-from agent.protocol import ALLOW_SAMPLE, MAX_BATCH, RESET_FANOUT, RESET_GROUP
+from agent.contract.protocol import ALLOW_SAMPLE, MAX_BATCH, RESET_FANOUT, RESET_GROUP
 from controller.config import Config
 
 GROUP_BLOCK = 512          # sample group ids of one port: base + 1, 2, 4, .., 256

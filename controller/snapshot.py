@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import protocol
-from agent.protocol import Message
+from agent.contract import protocol
+from agent.contract.protocol import Message
 from controller.inband import InbandChannel
 
 FORMAT = "p4replay-snapshot/1"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent import protocol
-from agent.protocol import Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import Op, Status
 from controller.inband import InbandChannel
 from controller.p4runtime_session import P4RuntimeSession
 from controller.program import (

@@ -13,8 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.cli_args import REPO
-from bmv2.netns import have_netns
+from agent.contract.cli_args import REPO
+from bmv2.testbed.netns import have_netns
 from tests.signals import ctrl_c_as_from_a_terminal
 
 FINISH_TIMEOUT = 1000.0  # seconds a run may take from its start (its --max-seconds is less)

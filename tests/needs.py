@@ -9,12 +9,19 @@ import pytest
 
 from bmv2 import tofino_artifacts
 from bmv2.launch import find_bmv2
-from bmv2.netns import have_netns
+from bmv2.testbed.netns import have_netns, have_packet_loss
 
 
 def netns() -> None:
     """Skip unless network namespaces can be made here (root, iproute2)."""
     ok, why = have_netns()
+    if not ok:
+        pytest.skip(why)
+
+
+def packet_loss() -> None:
+    """Skip unless links can drop packets here (tc netem or nftables, as --loss needs)."""
+    ok, why = have_packet_loss()
     if not ok:
         pytest.skip(why)
 

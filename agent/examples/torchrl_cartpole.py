@@ -2,7 +2,7 @@
 
 Everything is plain TorchRL (GymEnv, Collector, QValueActor, EGreedyModule,
 DQNLoss, HardUpdate) except the replay buffer: an InNetworkReplayBuffer
-(agent/torchrl_replay.py), whose extend / sample / update_tensordict_priority
+(agent/replay/torchrl_buffer.py), whose extend / sample / update_tensordict_priority
 go to the switch (or to the host replay server, or an in-process table).
 
 On the testbed (README, "TorchRL"), from the learner's namespace, once it may insert:
@@ -28,10 +28,10 @@ from torchrl.envs import ExplorationType, GymEnv, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate
 
-from agent.cli_args import ArgumentParser, doc_parts, host_port, int_range
-from agent.protocol import MAX_BATCH, NUM_TABLES, REPLAY_UDP_PORT
-from agent.replay_client import BACKENDS, ReplayError
-from agent.torchrl_replay import InNetworkReplayBuffer, PayloadLayout
+from agent.contract.cli_args import ArgumentParser, doc_parts, host_port, int_range
+from agent.contract.protocol import MAX_BATCH, NUM_TABLES, REPLAY_UDP_PORT
+from agent.replay.client import BACKENDS, ReplayError
+from agent.replay.torchrl_buffer import InNetworkReplayBuffer, PayloadLayout
 
 SOLVED = 475.0
 # What DQNLoss reads from a sample: 4 + 2 + 4 + 1 + 1 + 1 = 13 of a slot's 16 words.

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from agent.cli_args import (
+from agent.contract.cli_args import (
     REPO,
     RUNS,
     ArgumentParser,
@@ -39,8 +39,7 @@ from agent.cli_args import (
     int_range,
     positive_float,
 )
-from agent.host_server import Pacing
-from agent.hparams import MAX_ACTORS
+from agent.contract.protocol import MAX_BATCH
 from agent.orchestration.benchmarks import bed as bedmod
 from agent.orchestration.benchmarks.forwarding import forwarding_figures
 from agent.orchestration.benchmarks.harness import (
@@ -73,10 +72,11 @@ from agent.orchestration.benchmarks.training import (
     run_training,
     summarize,
 )
-from agent.protocol import MAX_BATCH
-from agent.replay_client import BACKENDS, ReplayClient
+from agent.replay.client import BACKENDS, ReplayClient
+from agent.replay.host_server import Pacing
+from agent.rl.hparams import MAX_ACTORS
 from bmv2.launch import find_bmv2, resolve_kind
-from bmv2.netns import have_netns
+from bmv2.testbed.netns import have_netns
 from controller.config import DEFAULT_CONFIG, Config, ConfigError
 
 NO_SWITCH = "none"

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bmv2.testbed import TESTBED_ELECTION_ID, Testbed
+from bmv2.testbed.netns_bed import TESTBED_ELECTION_ID, Testbed
 from controller import snapshot
 from controller.inband import InbandChannel, InbandTimeout
 from controller.p4runtime_session import P4RuntimeError, P4RuntimeSession

@@ -6,7 +6,7 @@ carry their index, against the host replay server's SAMPLE n through that switch
 
 Each switch runs p4src/experiments/replication_floor.p4 (compiled here, so p4c is
 needed) on the benchmark testbed: the PRE makes the n replies, each copy's egress
-pass writes one field (agent/orchestration/benchmarks/floor.py). floor p50 / host
+pass writes one field (agent/orchestration/benchmarks/replication_floor.py). floor p50 / host
 p50 is about the lowest in-network / host ratio of SAMPLE n that any program
 sending one packet per reply can reach with that switch on this machine; the
 replay program's copies do their draw, tree walk and record read on top of it
@@ -28,7 +28,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent.cli_args import (
+from agent.contract.cli_args import (
     REPO,
     RUNS,
     ArgumentParser,
@@ -37,9 +37,9 @@ from agent.cli_args import (
     int_range,
     positive_float,
 )
+from agent.contract.protocol import MAX_BATCH
 from agent.orchestration.bench import UsageError, check_batch_sizes, switch_kinds
 from agent.orchestration.benchmarks.bed import load_config
-from agent.orchestration.benchmarks.floor import compile_floor, measure_switch
 from agent.orchestration.benchmarks.harness import (
     Budget,
     exit_on_sigterm,
@@ -47,8 +47,8 @@ from agent.orchestration.benchmarks.harness import (
     loss_totals,
     progress,
 )
+from agent.orchestration.benchmarks.replication_floor import compile_floor, measure_switch
 from agent.orchestration.benchmarks.report import machine_info
-from agent.protocol import MAX_BATCH
 from bmv2.artifacts import ToolchainMissing
 from controller.config import DEFAULT_CONFIG, ConfigError
 

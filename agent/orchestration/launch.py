@@ -8,18 +8,18 @@ What it does, in order:
      learner, N actors and, for --backend host, the replay server host; the
      training table gets the run's capacity, min size (learning_starts) and
      sampling mode;
-  2. starts the testbed (bmv2.testbed): a namespace and veth per host, the
+  2. starts the testbed (bmv2.testbed.netns_bed): a namespace and veth per host, the
      switch (bmv2 when installed or asked for, else the Python switch), and
      the controller's deploy of the config;
   3. for --backend host, starts the host replay server in its namespace
      (its replies paced as --host-pacing says; unpaced by default);
-  4. runs `agent.train` in the learner's namespace; it spawns the actors, each
+  4. runs `agent.rl.train` in the learner's namespace; it spawns the actors, each
      moving into its own namespace, and the learner's weights reach them
      through the switch's broadcast group. Its output is relayed here;
   5. reads the switch's per-table stats (switch_stats.json in the run dir),
      tears everything down, also on error, Ctrl-C or SIGTERM, and prints the
      training's SUMMARY line with the switch kind added.
---backend inprocess skips the network and runs agent.train with in-process
+--backend inprocess skips the network and runs agent.rl.train with in-process
 replay (no root needed). Every option, the environment and the config are
 checked before anything starts. Exit code: 0 solved, 1 not solved within the
 budget, 2 bad usage or environment (one line on stderr), 130 interrupted.
@@ -46,22 +46,22 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent.cli_args import REPO, RUNS, ArgumentParser, doc_parts
-from agent.host_server import Pacing, allow_spec
-from agent.hparams import (
+from agent.contract.cli_args import REPO, RUNS, ArgumentParser, doc_parts
+from agent.contract.protocol import REPLAY_UDP_PORT
+from agent.orchestration.faults import FaultInjector, FaultPlan
+from agent.replay.host_server import Pacing, allow_spec
+from agent.replay.server_process import ServerProcess
+from agent.rl.hparams import (
     MAX_ACTORS,
     Hyperparams,
     add_run_options,
     apply_overrides,
     check_env,
 )
-from agent.orchestration.faults import FaultInjector, FaultPlan
-from agent.protocol import REPLAY_UDP_PORT
-from agent.server_process import ServerProcess
-from agent.weights import WEIGHTS_UDP_PORT
+from agent.rl.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
-from bmv2.netns import LossError, have_netns
-from bmv2.testbed import Bed, Testbed, start_host_server
+from bmv2.testbed.netns import LossError, have_netns
+from bmv2.testbed.netns_bed import Bed, Testbed, start_host_server
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, Config, ConfigError
 from controller.inband import InbandChannel
@@ -127,8 +127,8 @@ def host_server(bed: Bed, table: int, run_dir: Path, seed: int,
 
 def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | None,
                     replay: tuple[str, int] | None) -> list[str]:
-    """`python -m agent.train ...` for this run (inside the learner's namespace)."""
-    cmd = [sys.executable, "-m", "agent.train", "--backend", args.backend,
+    """`python -m agent.rl.train ...` for this run (inside the learner's namespace)."""
+    cmd = [sys.executable, "-m", "agent.rl.train", "--backend", args.backend,
            "--actors", str(args.actors), "--env", args.env, "--seed", str(args.seed),
            "--max-env-steps", str(args.max_env_steps), "--max-seconds", str(args.max_seconds),
            "--run-dir", str(args.run_dir), "--table", str(args.table)]
@@ -196,7 +196,7 @@ def _terminate(signum: int, _frame: object) -> None:
 
 
 def namespace_testbed(cfg: Config, kind: str, log_dir: Path) -> Testbed:
-    """The default bed: named namespaces and veths made by bmv2.testbed."""
+    """The default bed: named namespaces and veths made by bmv2.testbed.netns_bed."""
     return Testbed(cfg, kind, log_dir=log_dir)
 
 
@@ -335,7 +335,7 @@ def build_parser(doc: str | None = __doc__,
                    help="auto: bmv2 when installed, else the Python switch")
     p.add_argument("--host-pacing", type=Pacing.parse, default=Pacing(), metavar="RATE[:BURST]",
                    help="--backend host: pace the server's replies to RATE/s in bursts of at "
-                        "most BURST (agent.host_server --rate/--burst); default off")
+                        "most BURST (agent.replay.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     f = p.add_argument_group("faults (agent/orchestration/faults.py; times in seconds after "
                              "training starts)")

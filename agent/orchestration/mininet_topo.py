@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 
 from agent.orchestration import launch
-from bmv2.testbed import Bed
+from bmv2.testbed.netns_bed import Bed
 from controller.config import Config
 
 DEBIAN_DIST = Path("/usr/lib/python3/dist-packages")  # where Debian's mininet package lives
@@ -46,7 +46,7 @@ def mininet_bed(cfg: Config, kind: str, log_dir: Path) -> Bed:
     load_mininet()
     from mininet.log import setLogLevel
 
-    from bmv2.mininet_bed import MininetBed
+    from bmv2.testbed.mininet_bed import MininetBed
 
     setLogLevel("info")  # Mininet's own progress: hosts, links, switch start and stop
     return MininetBed(cfg, kind, log_dir)

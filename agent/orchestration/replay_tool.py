@@ -19,10 +19,18 @@ from pathlib import Path
 
 import numpy as np
 
-from agent import protocol, transition
-from agent.cli_args import ArgumentParser, doc_parts, host_port, int_range, positive_float
-from agent.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, REPLAY_UDP_PORT, SAMPLING_MODES, Mode
-from agent.replay_client import ReplayError, RetryPolicy, make_client
+from agent.contract import protocol
+from agent.contract.cli_args import ArgumentParser, doc_parts, host_port, int_range, positive_float
+from agent.contract.protocol import (
+    MAX_BATCH,
+    NUM_SLOTS,
+    NUM_TABLES,
+    REPLAY_UDP_PORT,
+    SAMPLING_MODES,
+    Mode,
+)
+from agent.replay.client import ReplayError, RetryPolicy, make_client
+from agent.rl import transition
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, ConfigError
 

@@ -22,8 +22,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agent import protocol
-from agent.cli_args import ArgumentParser, doc_parts
+from agent.contract import protocol
+from agent.contract.cli_args import ArgumentParser, doc_parts
 from bmv2.launch import SWITCH_KINDS, SwitchProcess, SwitchStartError, resolve_kind
 from controller import config as cfgmod
 from controller import snapshot

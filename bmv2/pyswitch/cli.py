@@ -37,9 +37,9 @@ from typing import Any
 
 import grpc
 
-from bmv2.pyswitch.p4rt_dataplane import Dataplane
-from bmv2.pyswitch.p4rt_status import TargetError
-from bmv2.pyswitch.p4runtime_server import P4RuntimeServer
+from bmv2.pyswitch.p4runtime.dataplane import Dataplane
+from bmv2.pyswitch.p4runtime.server import P4RuntimeServer
+from bmv2.pyswitch.p4runtime.status import TargetError
 from bmv2.pyswitch.ports import PortError, PortSet, check_port_specs, parse_port_spec
 
 log = logging.getLogger("bmv2.pyswitch")

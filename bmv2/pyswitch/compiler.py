@@ -353,7 +353,7 @@ class Generator:
 
 def compile_program(prog: Program, drop_port: int, rng: random.Random,
                     optimize: bool = True) -> Compiled:
-    """Generate, exec and wire up the code of ``prog`` (``optimize``: see optimize.py)."""
+    """Generate, exec and wire up the code of ``prog`` (``optimize``: see the optimize package)."""
     gen = Generator(prog)
     src = gen.source()
     filename = f"<p4 program {prog.json.get('program', '')}>"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.orchestration import bench
-from tests.bench.test_bench_smoke import TINY
+from tests.bench.budgets import TINY
 
 CONFIG = """switch:
   address: "127.0.0.1:9559"

@@ -23,11 +23,8 @@ from agent.orchestration.benchmarks.training import (
     read_curve,
 )
 from tests import needs
+from tests.bench.budgets import TINY
 
-TINY = ["--rounds", "1", "--inserts", "3", "--insert-rate", "8", "--sample-reps", "2",
-        "--updates", "8", "--batch-sizes", "1,4", "--forward-packets", "50",
-        "--forward-pings", "20", "--op-seconds", "1", "--forward-seconds", "1",
-        "--budget-seconds", "60", "--pacing-reps", "2"]
 TRAINING = ["--training", "--training-actors", "1,2", "--training-seeds", "1",
             "--training-seconds", "1"]
 PNG_MAGIC = b"\x89PNG"

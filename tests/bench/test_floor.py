@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import protocol
+from agent.contract import protocol
 from agent.orchestration import floor as floor_cli
-from agent.orchestration.benchmarks import floor
+from agent.orchestration.benchmarks import replication_floor
 from bmv2 import artifacts
 from tests import needs
 
@@ -20,7 +20,7 @@ def test_a_sample_request_leaves_as_the_reply_the_switch_replicates() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as peer:
         peer.bind(("127.0.0.1", 0))
         peer.settimeout(2)
-        transport = floor.ReplyTemplateTransport(peer.getsockname(), ("127.0.0.1", 0))
+        transport = replication_floor.ReplyTemplateTransport(peer.getsockname(), ("127.0.0.1", 0))
         try:
             transport.send(protocol.sample(3, 32, mode=protocol.Mode.PRIORITIZED,
                                            request_id=77))
@@ -32,7 +32,7 @@ def test_a_sample_request_leaves_as_the_reply_the_switch_replicates() -> None:
     assert reply.is_reply and reply.ok and reply.op == protocol.Op.SAMPLE
     assert (reply.request_id, reply.count, reply.table, reply.index) == (77, 32, 3, 0)
     assert reply.mode == protocol.Mode.PRIORITIZED
-    assert reply.payload == floor.TEMPLATE_PAYLOAD
+    assert reply.payload == replication_floor.TEMPLATE_PAYLOAD
     assert len(protocol.decode_batch([reply])) == 1      # a batch the client accepts
     # Anything else goes out as it is.
     assert other == protocol.update(3, 5, 9, 1.5, request_id=78)
@@ -42,7 +42,7 @@ def test_rows_pair_each_batch_size_with_both_host_modes() -> None:
     median = {"floor": {"floor.8.p50_us": 100.0, "floor.8.cpu.switch": 5.0},
               "host": {"host.uniform.8.p50_us": 400.0, "host.prioritized.8.p50_us": 500.0,
                        "host.uniform.8.cpu.server": 9.0}}
-    rows = floor.floor_rows(median, (8, 16))
+    rows = replication_floor.floor_rows(median, (8, 16))
     assert [(r["n"], r["host_mode"]) for r in rows] == [
         (8, "uniform"), (8, "prioritized"), (16, "uniform"), (16, "prioritized")]
     assert rows[0]["ratio"] == 0.25 and rows[1]["ratio"] == 0.2
@@ -52,7 +52,7 @@ def test_rows_pair_each_batch_size_with_both_host_modes() -> None:
 
 
 def test_the_table_marks_what_is_missing_and_any_loss() -> None:
-    rows = floor.floor_rows({"floor": {"floor.8.p50_us": 100.0},
+    rows = replication_floor.floor_rows({"floor": {"floor.8.p50_us": 100.0},
                              "host": {"host.uniform.8.p50_us": 400.0}}, (8,))
     md = "\n".join(floor_cli.rows_markdown("bmv2", {"rows": rows,
                                                     "totals": {"floor.8.retries": 2.0,

@@ -14,7 +14,7 @@ from agent.orchestration import bench
 from agent.orchestration.benchmarks import report
 from agent.orchestration.benchmarks.run_ratio import RUN_ACTORS, run_ratio, run_ratio_jobs
 from agent.orchestration.benchmarks.training import TrainingJob, TrainingResult
-from tests.bench.test_bench_smoke import TINY
+from tests.bench.budgets import TINY
 
 
 def result(job: TrainingJob, wall_s: float, steps: int, solved: bool = True,

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from agent import protocol
-from agent.host_server import HostServer, Pacing, build_service
+from agent.contract import protocol
+from agent.contract.protocol import ALLOW_ALL, HEADER, Mode
 from agent.orchestration import bench
 from agent.orchestration.benchmarks.harness import loss_totals, ratios
 from agent.orchestration.benchmarks.pacing import LADDER, ProbeResult, calibrate, probe
 from agent.orchestration.benchmarks.replay_ops import inflight_rate, us_per_reply
 from agent.orchestration.benchmarks.targets import SAMPLE_TARGET, SINGLE_TARGET, targets
 from agent.orchestration.benchmarks.training import TrainingJob, launch_command
-from agent.protocol import ALLOW_ALL, HEADER, Mode
-from agent.replay_client import ReplayClient, RetryPolicy, make_client
-from agent.replay_memory import ReplayService, TableConfig
-from tests.agent.lossy_proxy import LossyProxy
+from agent.replay.client import ReplayClient, RetryPolicy, make_client
+from agent.replay.host_server import HostServer, Pacing, build_service
+from agent.replay.memory import ReplayService, TableConfig
+from tests.agent.replay.lossy_proxy import LossyProxy
 
 LOOPBACK = "127.0.0.1"
 

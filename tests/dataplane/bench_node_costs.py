@@ -40,8 +40,8 @@ from pathlib import Path
 from agent.orchestration.benchmarks.cpu import thread_cpu_ns
 from bmv2.artifacts import find_p4c
 from bmv2.launch import SwitchProcess, bmv2_cli
-from bmv2.netns import Namespace, VethPair, raw_socket, segmentation_offloads_off
 from bmv2.pyswitch import Switch
+from bmv2.testbed.netns import Namespace, VethPair, raw_socket, segmentation_offloads_off
 
 K = 30
 SLOTS = 4096                 # record_read's slots (a power of two: the draw needs no retry)

@@ -3,15 +3,11 @@ every switch present: the Python switch always, bmv2 where installed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from controller import config
 from tests import needs
-from tests.dataplane.packets import PacketTestbed
-
-CONFIG = Path(__file__).with_name("testbed.yaml")
+from tests.dataplane.packets import CONFIG, PacketTestbed
 
 
 @pytest.fixture(scope="module", params=["python", "bmv2"])

@@ -1,5 +1,5 @@
 """Send this, expect that: raw frames in and out of the test hosts, built with
-scapy, around a switch started by bmv2.testbed."""
+scapy, around a switch started by bmv2.testbed.netns_bed."""
 
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from agent import protocol
-from agent.protocol import Message, Op, ProtocolError, Status
-from bmv2.netns import raw_socket
-from bmv2.testbed import Testbed
+from agent.contract import protocol
+from agent.contract.protocol import Message, Op, ProtocolError, Status
+from bmv2.testbed.netns import raw_socket
+from bmv2.testbed.netns_bed import Testbed
 from controller.config import Config
 from controller.inband import InbandChannel
 from controller.stats import COUNTER, counter_index
 
+CONFIG = Path(__file__).with_name("testbed.yaml")  # the testbed of tests/dataplane
 PACKET_OUTGOING = 4
 
 
@@ -172,3 +173,14 @@ class PacketTestbed:
     def counter(self, table: int, op: Op, status: Status) -> int:
         index = counter_index(table, int(op), int(status))
         return self.session.read_counter(COUNTER, index)[index][0]
+
+
+def payload(i: int) -> bytes:
+    """A payload of 16 words that differ from one i to another."""
+    words = [i, i ^ 0xDEADBEEF, 0xFFFFFFFF - i] + [i * 7 + k for k in range(13)]
+    return protocol.words_to_payload(words)
+
+
+def fields(msg: Message) -> tuple:
+    """What a reply says about the table, without its request id."""
+    return (msg.status, msg.slot, msg.stamp, msg.priority, msg.size, msg.total, msg.payload)

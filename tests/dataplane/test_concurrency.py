@@ -20,8 +20,8 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from agent import protocol
-from agent.protocol import NUM_SLOTS, SLOT_BITS, Message, Mode
+from agent.contract import protocol
+from agent.contract.protocol import NUM_SLOTS, SLOT_BITS, Message, Mode
 from bmv2.launch import bmv2_cli
 from bmv2.toolchain import find_tool
 from controller import config

@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.protocol import Mode, Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import Mode, Op, Status
 from bmv2.launch import SwitchProcess
 from controller import cli, snapshot
 from controller.deploy import deploy
 from controller.p4runtime_session import NotPrimary, P4RuntimeSession
 from controller.stats import read_stats
 from tests import needs
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
+from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
 CONFIG_TABLE = "ReplayIngress.replay.replay_table_config"

@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.protocol import INSERT_WINDOW_US, Message, Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import INSERT_WINDOW_US, Message, Op, Status
 from controller import cli, config
 from controller.deploy import deploy
 from controller.stats import read_guard_drops
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
-from tests.dataplane.test_replay import payload
+from tests.dataplane.packets import CONFIG, PacketTestbed, payload
 
 pytestmark = pytest.mark.netns
 

@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.cli_args import REPO
+from agent.contract import protocol
+from agent.contract.cli_args import REPO
 from agent.orchestration.timing import full_table
 from bmv2.launch import SwitchProcess
 from controller import cli, snapshot, udp_frame
 from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
 from tests import needs
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 
 PROMPT = re.compile(r"^.*(>>> |\.\.\.: )")  # IPython's prompts before a printed line
 LATER = "200"  # replayctl's election id after a shell session (the shell used 100)
@@ -53,7 +53,7 @@ for e in table_entry["$ACL_TABLE"].read():
 MulticastGroupEntry(7).add(11, 1).add(12, 1).insert()
 print("MCAST", sorted(r.egress_port for r in next(MulticastGroupEntry(7).read()).replicas))
 MulticastGroupEntry(7).delete()
-from agent import protocol
+from agent.contract import protocol
 from controller import inband, udp_frame
 request = protocol.encode(protocol.get_state(0, request_id=4242))
 frame = udp_frame.build(udp_frame.UdpFrame(

@@ -12,11 +12,10 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scipy.stats import chisquare
 
-from agent import protocol
-from agent.protocol import Mode, Op, Status
+from agent.contract import protocol
+from agent.contract.protocol import Mode, Op, Status
 from controller.replication import sample_bases
-from tests.dataplane.packets import PacketTestbed
-from tests.dataplane.test_replay import payload
+from tests.dataplane.packets import PacketTestbed, payload
 
 pytestmark = pytest.mark.netns
 

@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent import protocol
-from agent.cli_args import REPO
-from bmv2.testbed import connect_and_deploy
+from agent.contract import protocol
+from agent.contract.cli_args import REPO
+from bmv2.testbed.netns_bed import connect_and_deploy
 from controller import cli, snapshot
 from controller.inband import InbandChannel
 from controller.recovery import SnapshotSkipped, Snapshotter
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
+from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
 

@@ -12,16 +12,11 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 from scipy.stats import chisquare
 
-from agent import protocol
-from agent.protocol import Message, Mode, Op, Status
-from tests.dataplane.packets import PacketTestbed
+from agent.contract import protocol
+from agent.contract.protocol import Message, Mode, Op, Status
+from tests.dataplane.packets import PacketTestbed, fields, payload
 
 pytestmark = pytest.mark.netns
-
-
-def payload(i: int) -> bytes:
-    words = [i, i ^ 0xDEADBEEF, 0xFFFFFFFF - i] + [i * 7 + k for k in range(13)]
-    return protocol.words_to_payload(words)
 
 
 def test_insert_then_read_returns_the_exact_payload(clean: PacketTestbed) -> None:
@@ -160,11 +155,6 @@ def test_sampled_priority_is_the_one_stored_with_its_slot_and_stamp(clean: Packe
         assert {r.slot for r in replies} >= {acks[0].slot, acks[1].slot}
         for r in replies:
             assert (r.stamp, r.priority, r.payload) == stored[r.slot]
-
-
-def fields(msg: Message) -> tuple:
-    """What a reply says about the table, without its request id."""
-    return (msg.status, msg.slot, msg.stamp, msg.priority, msg.size, msg.total, msg.payload)
 
 
 def raw_header(**fields: int) -> bytes:

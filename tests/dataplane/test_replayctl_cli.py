@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.launch import SwitchProcess
 from controller import cli
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 from tests.signals import ctrl_c_as_from_a_terminal
 
 

@@ -11,12 +11,10 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from agent import protocol
+from agent.contract import protocol
 from controller import cli
 from controller.stats import read_guard_drops
-from tests.dataplane.conftest import CONFIG
-from tests.dataplane.packets import PacketTestbed
-from tests.dataplane.test_replay import fields, payload
+from tests.dataplane.packets import CONFIG, PacketTestbed, fields, payload
 
 pytestmark = pytest.mark.netns
 

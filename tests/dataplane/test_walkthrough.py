@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.launch import free_tcp_port
-from bmv2.netns import NETNS_DIR, ip
-from bmv2.standalone import DEFAULT_CONFIG
+from bmv2.testbed.netns import NETNS_DIR, ip
+from bmv2.testbed.standalone import DEFAULT_CONFIG
 from controller import cli
 from tests import needs
 
@@ -46,7 +46,7 @@ def test_replayctl_walkthrough_from_the_readme(kind: str, tmp_path: Path) -> Non
     if (NETNS_DIR / "p4r-learner").exists():
         pytest.skip("a standalone testbed (p4r-*) is already up on this machine")
     cfg = _config(tmp_path)
-    up = subprocess.Popen([sys.executable, "-m", "bmv2.standalone", "--switch", kind, "-c",
+    up = subprocess.Popen([sys.executable, "-m", "bmv2.testbed.standalone", "--switch", kind, "-c",
                            str(cfg), "--log-dir", str(tmp_path / "logs")], cwd=REPO,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 from google.protobuf import text_format
 
-from bmv2.pyswitch.p4rt_proto import p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
+from bmv2.pyswitch.p4runtime.proto import p4info_pb2, p4runtime_pb2, p4runtime_pb2_grpc, status_pb2
 
 PROGRAMS = Path(__file__).with_name("programs")
 TEST_JSON = PROGRAMS / "p4rt_test.json"

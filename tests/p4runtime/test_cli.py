@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.launch import SwitchProcess, free_tcp_port
 from bmv2.pyswitch.cli import UsageError, parse_args
-from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
+from bmv2.pyswitch.p4runtime.proto import p4runtime_pb2
 from tests.p4runtime.p4rt_client import TEST_JSON, Client
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bmv2.pyswitch.p4info_index import P4InfoIndex, int_to_canonical, to_canonical, to_target
-from bmv2.pyswitch.p4rt_packet_io import PacketIo
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
-from bmv2.pyswitch.p4rt_status import P4RuntimeError, WriteErrorReporter, invalid_argument
-from bmv2.pyswitch.p4rt_tables import match_fields_of, match_key
+from bmv2.pyswitch.p4runtime.p4info import P4InfoIndex, int_to_canonical, to_canonical, to_target
+from bmv2.pyswitch.p4runtime.packet_io import PacketIo
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
+from bmv2.pyswitch.p4runtime.status import P4RuntimeError, WriteErrorReporter, invalid_argument
+from bmv2.pyswitch.p4runtime.tables import match_fields_of, match_key
 from tests.p4runtime.p4rt_client import Names, exact, load_p4info, lpm, optional, range_, ternary
 
 

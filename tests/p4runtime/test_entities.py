@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
 from tests.p4runtime.p4rt_client import Client, Names, exact, table_entity, uint128, write_errors
 
 Update = p4runtime_pb2.Update

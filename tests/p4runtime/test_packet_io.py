@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from tests.p4runtime.conftest import Target
 from tests.p4runtime.p4rt_client import Client, Names
+from tests.p4runtime.targets import Target
 
 PUNT = b"\x88\xb5"
 DST = b"\x00\x00\x00\x00\x00\x01"

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
-from tests.p4runtime.conftest import Target, _bmv2_target, _python_target
+from bmv2.pyswitch.p4runtime.proto import p4runtime_pb2
 from tests.p4runtime.p4rt_client import (
     TEST_JSON,
     Client,
@@ -19,6 +18,7 @@ from tests.p4runtime.p4rt_client import (
     pipeline_config,
     table_entity,
 )
+from tests.p4runtime.targets import Target, start_bmv2_target, start_python_target
 
 Set = p4runtime_pb2.SetForwardingPipelineConfigRequest
 Get = p4runtime_pb2.GetForwardingPipelineConfigRequest
@@ -30,9 +30,9 @@ def fresh(request: pytest.FixtureRequest,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     """A switch that never had a pipeline pushed."""
     if request.param == "python":
-        yield from _python_target()
+        yield from start_python_target()
     else:
-        yield from _bmv2_target(tmp_path_factory)
+        yield from start_bmv2_target(tmp_path_factory)
 
 
 def rpc_error(fn, *args) -> grpc.RpcError:

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bmv2.netns import Namespace, VethPair, inside, raw_socket
 from bmv2.pyswitch.ports import PortError, PortSet, parse_port_spec
+from bmv2.testbed.netns import Namespace, VethPair, inside, raw_socket
 from tests import needs
 
 TAG = f"p4rt{os.getpid() % 10000}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from bmv2.pyswitch.p4rt_proto import code_pb2, p4runtime_pb2
-from tests.p4runtime.conftest import Target
+from bmv2.pyswitch.p4runtime.proto import code_pb2, p4runtime_pb2
 from tests.p4runtime.p4rt_client import Client, Names, exact, table_entity, write_errors
+from tests.p4runtime.targets import Target
 
 Update = p4runtime_pb2.Update
 MAC = b"\x00\x00\x00\x00\x00\x05"

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from bmv2.pyswitch.p4rt_proto import p4runtime_pb2
+from bmv2.pyswitch.p4runtime.proto import p4runtime_pb2
 from controller.program import DEFAULT
-from tests.p4runtime.conftest import Target
 from tests.p4runtime.p4rt_client import Client, Names, load_p4info, pipeline_config
+from tests.p4runtime.targets import Target
 
 pytestmark = pytest.mark.skipif(
     not (DEFAULT.bmv2_json.is_file() and DEFAULT.p4info.is_file()),

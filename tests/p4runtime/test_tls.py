@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.cli_args import REPO
+from agent.contract.cli_args import REPO
 from bmv2.launch import ServerTls, SwitchProcess
 from controller import cli
 from controller import config as cfgmod
 from tests import needs
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 
 SERVER_NAME = "p4switch.test"
 

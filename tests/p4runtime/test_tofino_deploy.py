@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.protocol import RESET_GROUP
+from agent.contract.protocol import RESET_GROUP
 from controller import cli, config
 from controller.p4info import P4InfoIndex
 from controller.program import CONFIG_TABLE, DEFAULT, MANAGED_TABLES
 from controller.replication import wanted_groups
 from controller.target import TOFINO
-from tests.dataplane.conftest import CONFIG
+from tests.dataplane.packets import CONFIG
 from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, StratumStubServer, fake_tofino_build
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from agent import protocol
+from agent.contract import protocol
 from bmv2.pyswitch import Lpm, Switch
 from controller.program import DEFAULT
 from controller.replication import sample_groups

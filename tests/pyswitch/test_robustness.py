@@ -39,8 +39,7 @@ def switches() -> list[Switch]:
     flow.clone_session_set(5, port=3)
     flow.clone_session_set(6, port=4)
     flow.mc_group_set(7, [(1, 1), (2, 2)])
-    if REPLAY_JSON.exists():
-        out.append(Switch.from_json_file(REPLAY_JSON, seed=1))
+    out.append(Switch.from_json_file(REPLAY_JSON, seed=1))
     return out
 
 

@@ -36,12 +36,14 @@ def test_trace_matches_bmv2(path: Path) -> None:
     trace = json.loads(path.read_text())
     name = trace["program"]
     corpus = CORPORA[name]
-    if not corpus.path.exists():
-        pytest.skip(f"{corpus.path} not built")
     sha = hashlib.sha256(corpus.path.read_bytes()).hexdigest()
-    if corpus.json_path is not None and trace["json_sha256"] != sha:
-        pytest.skip(f"{corpus.path.name} changed since {path.name} was recorded: re-record it")
-    assert trace["json_sha256"] == sha, f"{path.name} was recorded for another {name}.json"
+    changed = trace["json_sha256"] != sha
+    # a test program is fixed; the replay program's JSON may change (a rebuild, a
+    # refactoring) and must still answer every case as bmv2 did when recorded
+    assert not changed or corpus.json_path is not None, \
+        f"{path.name} was recorded for another {name}.json"
+    note = (f" ({corpus.path.name} changed since {path.name} was recorded: if the new "
+            "answers are intended, record the traces again)") if changed else ""
     assert trace["setup"] == corpus.setup, "corpus setup changed: record the traces again"
     assert [c["input"] for c in trace["cases"]] == [c.data.hex() for c in corpus.cases]
     for case in trace["cases"]:
@@ -49,5 +51,5 @@ def test_trace_matches_bmv2(path: Path) -> None:
         apply_setup(sw, trace["setup"])
         out = sw.process(case["port"], bytes.fromhex(case["input"]))
         got = by_port([[p, d.hex()] for p, d in out])
-        assert got == by_port(case["outputs"]), f"case {case['name']}"
+        assert got == by_port(case["outputs"]), f"case {case['name']}{note}"
         assert sw.stats.errors == 0

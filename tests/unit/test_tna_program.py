@@ -4,7 +4,7 @@ p4test's use-before-set ones). Needs p4test and a p4c installed with the Tofino
 back end, whose prefix holds share/p4c/p4include/tna.p4: $P4C_TOFINO names that
 p4c, else `p4c` on PATH and in the usual install prefixes are tried.
 
-bf-p4c's compile of it (it fits Tofino 1) is tests/unit/test_artifacts.py's:
+bf-p4c's compile of it (it fits Tofino 1) is tests/bmv2/test_artifacts.py's:
 the committed build in p4src/build/tofino, recompiled and compared."""
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli_args import REPO
-from agent.protocol import RESET_FANOUT, RESET_GROUP
+from agent.contract.cli_args import REPO
+from agent.contract.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
 from controller import bf_pipeline, config
 from controller import program as names
@@ -31,7 +31,7 @@ from controller.replication import COPIES, wanted_groups
 from controller.target import TARGETS
 from tests import needs
 from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, fake_tofino_build, tna_p4info
-from tests.unit.test_config import GOOD
+from tests.unit.configs import GOOD
 
 TOFINO = GOOD.replace("cpu_port: 255", "target: tofino")
 TNA_FORWARD = REPO / "tests" / "p4runtime" / "programs" / "tna_forward.p4"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from agent.cli_args import (
+from agent.contract.cli_args import (
     REPO,
     doc_parts,
     host_port,
@@ -61,23 +61,26 @@ def test_replayctl_usage_errors_come_at_once(args: list[str], message: str) -> N
     assert proc.stderr.count("\n") == 1
 
 
+HOST_SERVER = "agent.replay.host_server"
+
+
 @pytest.mark.parametrize(("module", "args", "message"), [
-    ("agent.host_server", ["--port", "99999"], "argument --port: must be 0..65535 (got 99999)"),
-    ("agent.host_server", ["--tables", "0,7"], "argument --tables: must be 0..3 (got 7)"),
-    ("agent.host_server", ["--capacity", "10", "--min-size", "20"],
+    (HOST_SERVER, ["--port", "99999"], "argument --port: must be 0..65535 (got 99999)"),
+    (HOST_SERVER, ["--tables", "0,7"], "argument --tables: must be 0..3 (got 7)"),
+    (HOST_SERVER, ["--capacity", "10", "--min-size", "20"],
      "--min-size 20: must be 0..capacity (10)"),
-    ("agent.host_server", ["--max-batch", "0"], "argument --max-batch: must be 1..255 (got 0)"),
-    ("agent.host_server", ["--admin", "foo"], "argument --admin: 'foo' is not an IPv4 address"),
-    ("agent.host_server", ["--bind", "192.0.2.1", "--port", "0"],
+    (HOST_SERVER, ["--max-batch", "0"], "argument --max-batch: must be 1..255 (got 0)"),
+    (HOST_SERVER, ["--admin", "foo"], "argument --admin: 'foo' is not an IPv4 address"),
+    (HOST_SERVER, ["--bind", "192.0.2.1", "--port", "0"],
      "cannot listen on 192.0.2.1:0: Cannot assign requested address"),
-    ("agent.train", ["--actors", "0"], "--actors 0: must be 1..64"),
-    ("agent.train", ["--weights-port", "70000"], "argument --weights-port: must be 0..65535"),
+    ("agent.rl.train", ["--actors", "0"], "--actors 0: must be 1..64"),
+    ("agent.rl.train", ["--weights-port", "70000"], "argument --weights-port: must be 0..65535"),
     ("agent.orchestration.soak", ["--seconds", "0"], "argument --seconds: must be more than 0"),
     ("agent.orchestration.soak", ["--fuzz", "-1"], "argument --fuzz: must be 0..100000000"),
     ("agent.orchestration.soak", ["--actors", "0"], "argument --actors: must be 1..64 (got 0)"),
-    ("agent.evaluate", ["--checkpoint", "/nonexistent.pt"],
+    ("agent.rl.evaluate", ["--checkpoint", "/nonexistent.pt"],
      "--checkpoint /nonexistent.pt: cannot read: No such file or directory"),
-    ("agent.evaluate", ["--checkpoint", "x.pt", "--episodes", "0"],
+    ("agent.rl.evaluate", ["--checkpoint", "x.pt", "--episodes", "0"],
      "argument --episodes: must be 1..100000 (got 0)"),
 ])
 def test_server_trainer_soak_and_evaluation_usage_errors(module: str, args: list[str],
@@ -115,12 +118,12 @@ def test_doc_parts_keep_the_whole_first_paragraph() -> None:
 def test_a_file_that_is_no_learner_checkpoint_is_one_line(tmp_path: Path) -> None:
     junk = tmp_path / "junk.pt"
     junk.write_text("not a checkpoint\n")
-    proc = run("agent.evaluate", "--checkpoint", str(junk))
+    proc = run("agent.rl.evaluate", "--checkpoint", str(junk))
     assert proc.returncode == 2
     assert proc.stderr == f"error: --checkpoint {junk}: not a file torch.load can read\n"
     other = tmp_path / "other.pt"
     torch.save({"weights": 1}, other)
-    proc = run("agent.evaluate", "--checkpoint", str(other))
+    proc = run("agent.rl.evaluate", "--checkpoint", str(other))
     assert proc.returncode == 2
     assert proc.stderr == (f"error: --checkpoint {other}: not a learner checkpoint (no hparams "
                            "with env_id and hidden)\n")

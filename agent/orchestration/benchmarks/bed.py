@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from agent.host_server import Pacing
+from agent.contract.protocol import REPLAY_UDP_PORT
 from agent.orchestration.benchmarks.cpu import CpuMeter
-from agent.protocol import REPLAY_UDP_PORT
-from agent.replay_client import ReplayClient, RetryPolicy, make_client
-from agent.replay_memory import ALLOW_ALL, ReplayService
-from agent.server_process import ServerProcess
-from bmv2.netns import inside
-from bmv2.testbed import BedLifecycle, Testbed, host_table_config, start_host_server
+from agent.replay.client import ReplayClient, RetryPolicy, make_client
+from agent.replay.host_server import Pacing
+from agent.replay.memory import ALLOW_ALL, ReplayService
+from agent.replay.server_process import ServerProcess
+from bmv2.testbed.netns import inside
+from bmv2.testbed.netns_bed import BedLifecycle, Testbed, host_table_config, start_host_server
 from controller import config as cfgmod
 from controller.config import DEFAULT_CONFIG, AclRule, Config
 

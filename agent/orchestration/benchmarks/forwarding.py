@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agent.orchestration.benchmarks.harness import Figures, latency_figures
-from bmv2.netns import udp_socket_in
-from bmv2.testbed import Testbed
+from bmv2.testbed.netns import udp_socket_in
+from bmv2.testbed.netns_bed import Testbed
 
 SENDER, RECEIVER = "actor1", "actor2"
 PORT = 46000

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from agent.cli_args import EXIT_USAGE
+from agent.contract.cli_args import EXIT_USAGE
 
 Figures = dict[str, float]
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # a measuring tool's exit status (with cli_args' 2)

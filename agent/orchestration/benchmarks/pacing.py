@@ -5,7 +5,7 @@ switch with shallow egress queues (bmv2: 64 packets) drops part of it; the
 measured latency is then the client's timeout, not the server. So before the
 measured rounds the bench tries the settings of LADDER in order, fastest
 first (unpaced, then token buckets of falling rate and burst, see
-agent.host_server.Pacing), at most `tries` of them. Each try restarts the host
+agent.replay.host_server.Pacing), at most `tries` of them. Each try restarts the host
 server with the setting and probes it with every SAMPLE size the rounds
 measure, largest first, in both modes: `reps` requests with one more sent
 ahead than the rounds and the learner use (the burstiest, with headroom),
@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from agent.host_server import Pacing
 from agent.orchestration.benchmarks.harness import progress
 from agent.orchestration.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES, inflight_rate
-from agent.replay_client import ReplayClient, ReplayError, RetryPolicy
+from agent.replay.client import ReplayClient, ReplayError, RetryPolicy
+from agent.replay.host_server import Pacing
 
 LADDER = (Pacing(), Pacing(40_000.0, 48), Pacing(20_000.0, 32), Pacing(10_000.0, 32),
           Pacing(5_000.0, 16), Pacing(2_500.0, 8))

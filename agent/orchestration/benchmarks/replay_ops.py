@@ -30,12 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent import protocol
-from agent.hparams import Hyperparams
+from agent.contract import protocol
+from agent.contract.protocol import SAMPLING_MODES, Inserted
 from agent.orchestration.benchmarks.cpu import CpuMeter, per_reply
 from agent.orchestration.benchmarks.harness import Figures, latency_figures, timed_calls
-from agent.protocol import SAMPLING_MODES, Inserted
-from agent.replay_client import PendingRequest, ReplayClient
+from agent.replay.client import PendingRequest, ReplayClient
+from agent.rl.hparams import Hyperparams
 
 MODES = SAMPLING_MODES  # measured in this order
 BATCH_SIZES = (1, 8, 32, 128)

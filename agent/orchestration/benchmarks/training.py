@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agent.cli_args import REPO
-from agent.host_server import Pacing
+from agent.contract.cli_args import REPO
 from agent.orchestration.benchmarks.harness import Budget, progress
+from agent.replay.host_server import Pacing
 
 LAUNCH_MODULE = "agent.orchestration.launch"
 GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
