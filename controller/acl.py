@@ -27,6 +27,7 @@ from controller import program
 from controller.config import Config, Host
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
+from controller.refusals import Refused
 from controller.replication import (
     COPIES,
     SAMPLE_BLOCKS,
@@ -36,10 +37,6 @@ from controller.replication import (
 )
 
 Updates = list[p4runtime_pb2.Update]
-
-
-class Refused(RuntimeError):
-    """An ACL change the switch cannot carry out; nothing was written."""
 
 
 @dataclass

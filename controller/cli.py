@@ -39,6 +39,7 @@ from controller.p4runtime_session import (
     SwitchUnreachable,
 )
 from controller.recovery import Snapshotter, redeploy_and_restore
+from controller.refusals import Refused, refuse_capacity_cut
 from controller.stats import OTHER_TABLE, GuardDrops, read_guard_drops, read_stats
 
 EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_NO_PIPELINE, EXIT_NOT_PRIMARY = 1, 2, 3, 4, 5
@@ -258,6 +259,8 @@ def cmd_table_set(ctx: Context, args: argparse.Namespace) -> int:
         raise ConfigError("table set: nothing to change (give --capacity, --min-size, "
                           "--max-batch, --mode, --enable or --disable)")
     validated = config_mod.validate_table(replace(current, **changes), f"table set {args.id}")
+    if running is not None and validated.capacity < running.capacity:
+        refuse_capacity_cut(ctx.inband, args.id, validated.capacity)
     ctx.session.modify_entry(program.CONFIG_TABLE, program.config_match(args.id),
                              program.CONFIGURE, program.config_params(validated))
     print(f"table {args.id}: " + ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
@@ -518,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replayctl: not primary: {exc}", file=sys.stderr)
         return EXIT_NOT_PRIMARY
     except (P4RuntimeError, P4InfoError, snapshot.SnapshotError, InbandTimeout,
-            acl.Refused) as exc:
+            Refused) as exc:
         print(f"replayctl: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -1,7 +1,7 @@
-"""`replayctl acl add / remove` change what the switch does, or refuse: granting
-SAMPLE installs the requester's port's replication groups, revoking the port's
-last SAMPLE grant removes them, granting INSERT on a limited table installs the
-host's limit, and a grant the switch cannot carry out is refused with one line
+"""replayctl changes what the switch does, or refuses: granting SAMPLE installs
+the requester's port's replication groups, revoking the port's last SAMPLE grant
+removes them, granting INSERT on a limited table installs the host's limit, and
+a grant or a capacity cut the switch cannot carry out is refused with one line
 and exit 1, nothing written (Python switch and bmv2)."""
 
 from __future__ import annotations
@@ -198,5 +198,38 @@ def test_granting_insert_on_a_limited_table_installs_the_hosts_limit(
                   for e in clean.session.read_table(program.INSERT_LIMIT_TABLE)]
         assert host_key(clean, "h3", 0) not in {(m[program.SRC_ADDR], m[program.TABLE_ID])
                                                 for m in limits}
+    finally:
+        deploy(clean.session, clean.cfg)
+
+
+
+def test_a_capacity_cut_below_what_the_table_holds_is_refused(
+        clean: PacketTestbed, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Lowering table 0's capacity (64) to 8 while it holds 20 experiences would leave
+    slots 8..19 sampled for good: `table set` and `deploy` refuse it; after a reset,
+    or down to what it holds, the cut is carried out."""
+    cfg = write_config(clean, tmp_path)
+    fill(clean, 0, 20)
+    doc = yaml.safe_load(CONFIG.read_text())
+    next(t for t in doc["tables"] if t["id"] == 0)["capacity"] = 8
+    cut = tmp_path / "cut.yaml"
+    cut.write_text(yaml.safe_dump({**doc, "switch": {"address": clean.cfg.switch.address}}))
+    try:
+        for args in ((cfg, "table", "set", "0", "--capacity", "8"), (cut, "deploy")):
+            code, out, err = replayctl(clean, capsys, *args)
+            assert code == cli.EXIT_FAILED and out == "" and err.count("\n") == 1, out + err
+            assert "holds 20 experiences" in err and "reset --table 0" in err, err
+            assert program.read_configs(clean.session)[0].capacity == 64
+        assert {r.slot for r in clean.sample(0, 64)} - set(range(20)) == set()
+
+        code, out, err = replayctl(clean, capsys, cfg, "table", "set", "0", "--capacity", "20")
+        assert code == 0 and out == "table 0: capacity=20\n", out + err
+        clean.reset(0)
+        code, out, err = replayctl(clean, capsys, cut, "deploy")
+        assert code == 0 and "1 modified" in out, out + err
+        fill(clean, 0, 12)
+        assert clean.state(0).size == 8
+        replies = clean.sample(0, 64)
+        assert len(replies) == 64 and {r.slot for r in replies} <= set(range(8))
     finally:
         deploy(clean.session, clean.cfg)
