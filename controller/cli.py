@@ -1,8 +1,9 @@
 """replayctl: operate the in-network replay over P4Runtime.
 
-Exit codes: 0 done, 1 the operation failed or did not verify, 2 bad usage or
-config, 3 switch unreachable, 4 no pipeline loaded, 5 not the primary controller,
-130 interrupted (Ctrl-C ends `stats --watch` with 0). Errors are one line on stderr.
+Exit codes: 0 done, 1 the operation failed, did not verify or was refused (a
+change the switch cannot carry out), 2 bad usage or config, 3 switch unreachable,
+4 no pipeline loaded, 5 not the primary controller, 130 interrupted (Ctrl-C ends
+`stats --watch` with 0). Errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from agent.contract.cli_args import (
     positive_float,
 )
 from agent.contract.protocol import ACL_OPS, SAMPLING_MODES, Op, acl_mask, acl_op_names
+from controller import acl, program, snapshot
 from controller import config as config_mod
-from controller import program, snapshot
 from controller.config import DEFAULT_CONFIG, Config, ConfigError, ReplayTable
 from controller.deploy import deploy
 from controller.inband import InbandChannel, InbandTimeout
@@ -38,6 +39,7 @@ from controller.p4runtime_session import (
     SwitchUnreachable,
 )
 from controller.recovery import Snapshotter, redeploy_and_restore
+from controller.refusals import Refused, refuse_capacity_cut
 from controller.stats import OTHER_TABLE, GuardDrops, read_guard_drops, read_stats
 
 EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_NO_PIPELINE, EXIT_NOT_PRIMARY = 1, 2, 3, 4, 5
@@ -257,6 +259,8 @@ def cmd_table_set(ctx: Context, args: argparse.Namespace) -> int:
         raise ConfigError("table set: nothing to change (give --capacity, --min-size, "
                           "--max-batch, --mode, --enable or --disable)")
     validated = config_mod.validate_table(replace(current, **changes), f"table set {args.id}")
+    if running is not None and validated.capacity < running.capacity:
+        refuse_capacity_cut(ctx.inband, args.id, validated.capacity)
     ctx.session.modify_entry(program.CONFIG_TABLE, program.config_match(args.id),
                              program.CONFIGURE, program.config_params(validated))
     print(f"table {args.id}: " + ", ".join(f"{k}={v}" for k, v in sorted(changes.items())))
@@ -284,7 +288,6 @@ def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
                           f"(ops: {', '.join(ACL_OPS)})")
     ops_mask = acl_mask(args.ops)
     key = (int(ipaddress.IPv4Address(host.ip)), args.table)
-    match = program.acl_match(host.ip, args.table)
     if args.acl_command == "add":
         mask = current.get(key, 0) | ops_mask
     elif key not in current:
@@ -293,14 +296,7 @@ def cmd_acl(ctx: Context, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     else:  # remove the ops given, or every op
         mask = current[key] & ~ops_mask if args.ops else 0
-    if not mask:
-        ctx.session.delete_entry(program.ACL_TABLE, match)
-        print(f"{host.name} may no longer use table {args.table}")
-        return 0
-    write = ctx.session.modify_entry if key in current else ctx.session.insert_entry
-    write(program.ACL_TABLE, match, program.ALLOW, {program.OPS_PARAM: mask})
-    print(f"{host.name} may now {','.join(acl_op_names(mask))} "
-          f"table {args.table}")
+    print(acl.set_ops(ctx.session, ctx.cfg, host, args.table, mask).summary())
     return 0
 
 
@@ -524,7 +520,8 @@ def main(argv: list[str] | None = None) -> int:
     except NotPrimary as exc:
         print(f"replayctl: not primary: {exc}", file=sys.stderr)
         return EXIT_NOT_PRIMARY
-    except (P4RuntimeError, P4InfoError, snapshot.SnapshotError, InbandTimeout) as exc:
+    except (P4RuntimeError, P4InfoError, snapshot.SnapshotError, InbandTimeout,
+            Refused) as exc:
         print(f"replayctl: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -137,20 +137,25 @@ class Config:
                 return t
         raise ConfigError(f"{self.source}: no replay table {table_id}")
 
+    def insert_limiter(self, host: str, table_id: int) -> InsertLimiter | None:
+        """The insert_limit entry of `host` inserting into table `table_id`, None when
+        the table has no insert_limit: limiter index = table * LIMITERS_PER_TABLE + the
+        host's position in `hosts` (stable while the hosts list is)."""
+        t = self.table(table_id)
+        if t.insert_limit is None:
+            return None
+        h = self.host(host)
+        return InsertLimiter(t.id * LIMITERS_PER_TABLE + self.hosts.index(h), t.id, h.name, h.ip,
+                             t.insert_limit)
+
     def insert_limiters(self) -> list[InsertLimiter]:
         """The insert_limit entries: one per (table with an insert_limit, host the ACL
-        lets insert into it), limiter index = table * LIMITERS_PER_TABLE + the host's
-        position in `hosts` (stable while the hosts list is)."""
+        lets insert into it)."""
         inserters = {(rule.host, rule.table) for rule in self.acl if "insert" in rule.ops}
-        out = []
-        for t in sorted(self.tables, key=lambda t: t.id):
-            if t.insert_limit is None:
-                continue
-            for position, h in enumerate(self.hosts):
-                if (h.name, t.id) in inserters:
-                    out.append(InsertLimiter(t.id * LIMITERS_PER_TABLE + position, t.id, h.name,
-                                             h.ip, t.insert_limit))
-        return out
+        limiters = (self.insert_limiter(h.name, t.id)
+                    for t in sorted(self.tables, key=lambda t: t.id) for h in self.hosts
+                    if (h.name, t.id) in inserters)
+        return [lim for lim in limiters if lim is not None]
 
 
 class _Node:

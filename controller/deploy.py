@@ -1,16 +1,26 @@
 """Deploy a Config onto a switch: push the pipeline if needed, then make the
 switch's entries, multicast groups and clone sessions equal to the config's,
-changing only what differs (a second deploy of the same config changes nothing)."""
+changing only what differs (a second deploy of the same config changes nothing).
+A config that lowers a table's capacity below the experiences the table holds is
+refused (controller/refusals.py) before anything is written."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from controller.config import Config, ConfigError
+from controller.inband import InbandChannel
 from controller.p4info import P4InfoIndex, decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
-from controller.program import MANAGED_TABLES, Pipeline, artifacts_for, table_entities
+from controller.program import (
+    MANAGED_TABLES,
+    Pipeline,
+    artifacts_for,
+    read_configs,
+    table_entities,
+)
+from controller.refusals import refuse_capacity_cut
 from controller.replication import wanted_groups
 
 
@@ -116,11 +126,24 @@ def ensure_pipeline(session: P4RuntimeSession, artifacts: Pipeline) -> bool:
     return True
 
 
+def check_capacity_cuts(session: P4RuntimeSession, cfg: Config) -> None:
+    """Refuse (Refused) a config that lowers the capacity of a table that holds more
+    experiences than the new capacity (their sizes read in band, for those tables only)."""
+    running = read_configs(session)
+    cuts = [t for t in cfg.tables if t.id in running and t.capacity < running[t.id].capacity]
+    if cuts:
+        inband = InbandChannel(session, cfg.vip, cfg.vip_mac, timeout=session.timeout)
+        for t in cuts:
+            refuse_capacity_cut(inband, t.id, t.capacity)
+
+
 def deploy(session: P4RuntimeSession, cfg: Config,
            artifacts: Pipeline | None = None) -> DeployReport:
     """Make the switch match `cfg` (its target's compiled program unless `artifacts`
     names another); return what changed."""
     report = DeployReport(pipeline_pushed=ensure_pipeline(session, artifacts or artifacts_for(cfg)))
+    if not report.pipeline_pushed:
+        check_capacity_cuts(session, cfg)
     sync_tables(session, cfg, report)
     sync_replication(session, cfg, report)
     return report

@@ -14,7 +14,7 @@ from pathlib import Path
 from agent.contract.cli_args import REPO
 from agent.contract.protocol import mode_name
 from controller import bf_pipeline
-from controller.config import Config, ReplayTable
+from controller.config import Config, InsertLimiter, ReplayTable
 from controller.p4info import P4InfoIndex, decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
@@ -174,6 +174,18 @@ def acl_match(ip: str, table_id: int) -> dict[str, int | str]:
     return {SRC_ADDR: ip, TABLE_ID: table_id}
 
 
+def sample_replication_entity(session: P4RuntimeSession, port: int,
+                              base: int) -> p4runtime_pb2.Entity:
+    """SAMPLE n from `port` goes to group `base` + 2^k (controller/replication.py)."""
+    return session.table_entry(SAMPLE_REPLICATION_TABLE, {ORIG_PORT: port}, REPLICATE,
+                               {"group_base": base})
+
+
+def insert_limit_entity(session: P4RuntimeSession, lim: InsertLimiter) -> p4runtime_pb2.Entity:
+    return session.table_entry(INSERT_LIMIT_TABLE, {TABLE_ID: lim.table, SRC_ADDR: lim.ip}, LIMIT,
+                               {"index": lim.index, "max_inserts": lim.max_inserts})
+
+
 def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2.Entity]:
     """Every table entry the config asks for."""
     e = session.table_entry
@@ -193,11 +205,9 @@ def table_entities(session: P4RuntimeSession, cfg: Config) -> list[p4runtime_pb2
         masks[key] = masks.get(key, 0) | rule.mask
     for (ip, table), mask in sorted(masks.items()):
         out.append(e(ACL_TABLE, acl_match(ip, table), ALLOW, {OPS_PARAM: mask}))
-    for lim in cfg.insert_limiters():
-        out.append(e(INSERT_LIMIT_TABLE, {TABLE_ID: lim.table, SRC_ADDR: lim.ip}, LIMIT,
-                     {"index": lim.index, "max_inserts": lim.max_inserts}))
-    for port, base in sample_bases(cfg).items():
-        out.append(e(SAMPLE_REPLICATION_TABLE, {ORIG_PORT: port}, REPLICATE, {"group_base": base}))
+    out += [insert_limit_entity(session, lim) for lim in cfg.insert_limiters()]
+    out += [sample_replication_entity(session, port, base)
+            for port, base in sample_bases(cfg).items()]
     if cfg.broadcast:
         out.append(e(IPV4_TABLE, {DST_ADDR: (cfg.broadcast.address, 32)}, BROADCAST,
                      {"group": cfg.broadcast.group}))
@@ -262,6 +272,30 @@ def read_acl(session: P4RuntimeSession) -> dict[tuple[int, int], int]:
         m = match_values(session.p4info, entry)
         out[(m[SRC_ADDR], m[TABLE_ID])] = param_values(session.p4info, entry)[OPS_PARAM]
     return out
+
+
+def read_sample_replication(session: P4RuntimeSession) -> dict[int, int]:
+    """{port: group base} of every sample_replication entry."""
+    out = {}
+    for entry in session.read_table(SAMPLE_REPLICATION_TABLE):
+        port = match_values(session.p4info, entry)[ORIG_PORT]
+        out[port] = param_values(session.p4info, entry)["group_base"]
+    return out
+
+
+def read_bound_ports(session: P4RuntimeSession) -> dict[int, set[int]]:
+    """{source IPv4 address as an int: the ports source_guard lets it come from}."""
+    out: dict[int, set[int]] = {}
+    for entry in session.read_table(SOURCE_GUARD_TABLE):
+        m = match_values(session.p4info, entry)
+        out.setdefault(m[SRC_ADDR], set()).add(m[INGRESS_PORT])
+    return out
+
+
+def read_insert_limits(session: P4RuntimeSession) -> set[tuple[int, int]]:
+    """(table id, source IPv4 address as an int) of every insert_limit entry."""
+    return {(m[TABLE_ID], m[SRC_ADDR]) for m in
+            (match_values(session.p4info, e) for e in session.read_table(INSERT_LIMIT_TABLE))}
 
 
 def ip_text(address: int) -> str:

@@ -11,17 +11,24 @@ where the replay state is; it reaches p (or the CPU port) on its next pass.
 Every port whose host may sample some table (and the CPU port, for the
 controller) gets a block of GROUP_BLOCK group ids with the nine groups, 511
 replicas in all, so any batch a table's max_batch admits, now or after
-`replayctl table set`, has its group.
+`replayctl table set`, has its group. Group ids stay below 2^15 (bmv2's
+P4Runtime server reserves the upper half), which leaves SAMPLE_BLOCKS blocks:
+that many ports may sample. `replayctl acl add` gives a port that gains its
+first SAMPLE grant a free block on the running switch (controller/acl.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from agent.contract.protocol import ALLOW_SAMPLE, MAX_BATCH, RESET_FANOUT, RESET_GROUP
-from controller.config import Config
+from controller.config import Config, ConfigError
 
 GROUP_BLOCK = 512          # sample group ids of one port: base + 1, 2, 4, .., 256
 FIRST_SAMPLE_BLOCK = 1     # block 0 (ids 1 .. 511) holds the broadcast and RESET groups
 COPIES = tuple(1 << k for k in range(MAX_BATCH.bit_length() + 1))  # 1 .. 256 >= MAX_BATCH
+GROUP_ID_LIMIT = 1 << 15   # group ids a switch takes: 1 .. 2^15 - 1
+SAMPLE_BLOCKS = range(FIRST_SAMPLE_BLOCK, (GROUP_ID_LIMIT - 1 - COPIES[-1]) // GROUP_BLOCK + 1)
 
 Replicas = list[tuple[int, int]]
 
@@ -35,8 +42,18 @@ def sampling_ports(cfg: Config) -> list[int]:
 
 def sample_bases(cfg: Config) -> dict[int, int]:
     """{port: group base}: SAMPLE n from the port goes to group base + 2^k, 2^k >= n."""
-    return {port: (FIRST_SAMPLE_BLOCK + i) * GROUP_BLOCK
-            for i, port in enumerate(sampling_ports(cfg))}
+    ports = sampling_ports(cfg)
+    if len(ports) > len(SAMPLE_BLOCKS):
+        raise ConfigError(f"{cfg.source}: acl: {len(ports) - 1} hosts' ports may sample; the "
+                          f"switch's group ids have room for {len(SAMPLE_BLOCKS) - 1}")
+    return {port: block * GROUP_BLOCK for block, port in zip(SAMPLE_BLOCKS, ports, strict=False)}
+
+
+def free_sample_base(bases_in_use: Iterable[int], group_ids: Iterable[int]) -> int | None:
+    """The lowest block base no port uses and none of whose sample group ids holds a
+    group, or None when every block is taken."""
+    taken = set(bases_in_use) | {gid - c for gid in group_ids for c in COPIES}
+    return next((b * GROUP_BLOCK for b in SAMPLE_BLOCKS if b * GROUP_BLOCK not in taken), None)
 
 
 def sample_groups(port: int, base: int) -> dict[int, Replicas]:

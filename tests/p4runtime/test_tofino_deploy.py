@@ -15,8 +15,16 @@ import yaml
 from agent.contract.protocol import RESET_GROUP
 from controller import cli, config
 from controller.p4info import P4InfoIndex
-from controller.program import CONFIG_TABLE, DEFAULT, MANAGED_TABLES
-from controller.replication import wanted_groups
+from controller.program import (
+    CONFIG_TABLE,
+    DEFAULT,
+    MANAGED_TABLES,
+    ORIG_PORT,
+    SAMPLE_REPLICATION_TABLE,
+    match_values,
+    param_values,
+)
+from controller.replication import COPIES, wanted_groups
 from controller.target import TOFINO
 from tests.dataplane.packets import CONFIG
 from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, StratumStubServer, fake_tofino_build
@@ -84,3 +92,32 @@ def test_a_tofino_config_without_a_compiled_program_is_one_clear_line(
     assert cli.main(["-c", str(cfg_path), "deploy"]) == cli.EXIT_USAGE
     assert "no bf-p4c output here" in capsys.readouterr().err
     assert stub.stub.state.p4info is None    # nothing was pushed
+
+
+def test_granting_sample_on_tofino_replicates_through_the_loop_port(
+        tmp_path: Path, stub: StratumStubServer, capsys: pytest.CaptureFixture) -> None:
+    """`acl add` gives the host's port a block whose groups replicate to the loop
+    port, where the replay state is (controller/target.py); `acl remove` takes it away."""
+    (tmp_path / "build").mkdir()
+    fake_tofino_build(tmp_path / "build", P4InfoIndex.from_file(DEFAULT.p4info).p4info)
+    cfg_path = tofino_config(tmp_path, stub.address)
+    assert cli.main(["-c", str(cfg_path), "deploy"]) == 0
+    capsys.readouterr()
+    state = stub.stub.state
+    deployed = set(state.groups)
+
+    assert cli.main(["-c", str(cfg_path), "acl", "add", "h3", "0", "sample"]) == 0
+    assert capsys.readouterr().out.startswith("h3 may now sample table 0; installed port 3's")
+    info = P4InfoIndex(state.p4info)
+    bases = {match_values(info, e)[ORIG_PORT]: param_values(info, e)["group_base"]
+             for e in state.entries.values()
+             if info.name_of(e.table_id) == SAMPLE_REPLICATION_TABLE}
+    base = bases[3]
+    new = {gid: sorted((r.egress_port, r.instance) for r in state.groups[gid].replicas)
+           for gid in set(state.groups) - deployed}
+    assert new == {base + c: [(TOFINO.loop_port, rid) for rid in range(c)] for c in COPIES}
+
+    assert cli.main(["-c", str(cfg_path), "acl", "remove", "h3", "0"]) == 0
+    assert set(state.groups) == deployed
+    assert 3 not in {match_values(info, e)[ORIG_PORT] for e in state.entries.values()
+                     if info.name_of(e.table_id) == SAMPLE_REPLICATION_TABLE}
