@@ -14,7 +14,7 @@ from tests.dataplane.packets import PacketTestbed
 CONFIG = Path(__file__).with_name("testbed.yaml")
 
 
-@pytest.fixture(scope="module", params=["python", "bmv2"])
+@pytest.fixture(scope="module", params=["python", "bmv2", "tna"])
 def dp(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """A started testbed: raw-frame hosts h1..h3 around the switch under test."""
     kind = request.param
