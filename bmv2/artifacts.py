@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from agent.contract.cli_args import REPO
-from bmv2 import tofino_artifacts
+from bmv2 import tna_artifacts, tofino_artifacts
 from bmv2.toolchain import find_tool
 from controller.program import BUILD, DEFAULT, Artifacts
 
@@ -134,6 +134,7 @@ def build() -> dict:
     print(f"[p4] wrote {BMV2_JSON.relative_to(REPO)}, {P4INFO.relative_to(REPO)}, "
           f"{MANIFEST.relative_to(REPO)}", flush=True)
     build_tna()
+    build_tna_model()
     return manifest
 
 
@@ -157,6 +158,25 @@ def build_tna() -> None:
     print(f"[p4] wrote {tofino_artifacts.TOFINO_BUILD.relative_to(REPO)}", flush=True)
 
 
+def build_tna_model() -> None:
+    """The TNA program's IR for the Python switch's TNA model, where p4test and the
+    TNA headers are installed and the committed IR does not match the sources."""
+    p4test, include = tna_artifacts.find_p4test(), tna_artifacts.find_tna_include()
+    if p4test is None or include is None:
+        print("[p4] p4test or the TNA headers not found: p4src/build/tna left as it is "
+              f"(set ${tna_artifacts.P4TEST_ENV} and ${tna_artifacts.INCLUDE_ENV})", flush=True)
+        return
+    digest = source_digest(main=TNA_P4.name)
+    if not tna_artifacts.check(digest):
+        print("[p4] p4src/build/tna matches the TNA program's sources: not recompiled",
+              flush=True)
+        return
+    print(f"[p4] compiling {TNA_P4.relative_to(REPO)} with {p4test} for the TNA model",
+          flush=True)
+    tna_artifacts.build(TNA_P4, digest, p4test, include)
+    print(f"[p4] wrote {tna_artifacts.RECORD.parent.relative_to(REPO)}", flush=True)
+
+
 def check() -> list[str]:
     """Problems that make the committed artifacts untrustworthy (empty = fine)."""
     if not MANIFEST.exists():
@@ -170,7 +190,8 @@ def check() -> list[str]:
             problems.append(f"{path.relative_to(REPO)} is missing: run `make p4`")
         elif manifest.get(key) != file_digest(path):
             problems.append(f"{path.relative_to(REPO)} was edited after compilation")
-    return problems + tofino_artifacts.check(source_digest(main=TNA_P4.name))
+    tna_digest = source_digest(main=TNA_P4.name)
+    return problems + tofino_artifacts.check(tna_digest) + tna_artifacts.check(tna_digest)
 
 
 def recompile_matches() -> list[str]:

@@ -15,8 +15,12 @@ from pathlib import Path
 
 from agent.contract.cli_args import REPO
 from bmv2.toolchain import find_tool
+from controller.target import BMV2, TNA_MODEL
 
-SWITCH_KINDS = ("python", "bmv2")
+SWITCH_KINDS = ("python", "bmv2", "tna")
+# The program each kind runs: bmv2 and the Python switch the v1model program, "tna"
+# the Python switch's TNA execution model running the Tofino program.
+KIND_TARGETS = {"python": BMV2, "bmv2": BMV2, "tna": TNA_MODEL}
 BMV2_BINARY = "simple_switch_grpc"
 BMV2_ENV = "SIMPLE_SWITCH_GRPC"
 BMV2_CLI = "simple_switch_CLI"

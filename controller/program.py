@@ -19,12 +19,14 @@ from controller.p4info import P4InfoIndex, decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
 from controller.replication import sample_bases
-from controller.target import TOFINO
+from controller.target import TNA_MODEL, TOFINO
 
 # --- the compiled program (bmv2.artifacts builds and checks it) ----------------------------
 
 BUILD = REPO / "p4src" / "build"
 TOFINO_BUILD = BUILD / "tofino"
+TNA_BUILD = BUILD / "tna"                      # the TNA program as the TNA model runs it
+TNA_IR = TNA_BUILD / "replay_tna.ir.json.gz"   # p4test's IR (bmv2.tna_artifacts)
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,29 @@ class TofinoArtifacts:
         return None
 
 
+@dataclass(frozen=True)
+class TnaModelArtifacts:
+    """The TNA program for the Python switch's TNA model: p4test's IR of it, pushed as
+    the device config, with the P4Info bf-p4c wrote (the names a Tofino serves)."""
+
+    ir: Path = TNA_IR
+    p4info: Path = TOFINO_BUILD / "replay_tna.p4info.txtpb"
+
+    def device_config(self) -> bytes:
+        """P4Runtime's p4_device_config: the gzipped IR."""
+        return self.ir.read_bytes()
+
+    def device_config_file(self) -> Path:
+        return self.ir
+
+    def missing(self) -> str | None:
+        """Why the program cannot be pushed, or None."""
+        gone = [p for p in (self.p4info, self.ir) if not p.is_file()]
+        return f"{gone[0]} is missing (`make p4` compiles it)" if gone else None
+
+
 DEFAULT = Artifacts.in_dir(BUILD)
-Pipeline = Artifacts | TofinoArtifacts   # what deploy pushes: .p4info, .device_config()
+Pipeline = Artifacts | TofinoArtifacts | TnaModelArtifacts   # .p4info, .device_config()
 
 
 def artifacts_for(cfg: Config) -> Pipeline:
@@ -91,6 +114,8 @@ def artifacts_for(cfg: Config) -> Pipeline:
     folder in p4src/build."""
     if cfg.switch.target is TOFINO:
         return TofinoArtifacts(Path(cfg.switch.pipeline) if cfg.switch.pipeline else TOFINO_BUILD)
+    if cfg.switch.target is TNA_MODEL:
+        return TnaModelArtifacts()
     return Artifacts.in_dir(cfg.switch.pipeline) if cfg.switch.pipeline else DEFAULT
 
 

@@ -28,4 +28,7 @@ class Target:
 
 BMV2 = Target("bmv2", "v1model", cpu_port=255)
 TOFINO = Target("tofino", "tna", cpu_port=64, loop_port=68)
-TARGETS = {t.name: t for t in (BMV2, TOFINO)}
+# The TNA program on the Python switch's TNA execution model (bmv2/pyswitch/tna):
+# Tofino's ports and loop, P4Runtime as bmv2 serves it.
+TNA_MODEL = Target("tna", "tna", cpu_port=64, loop_port=68)
+TARGETS = {t.name: t for t in (BMV2, TOFINO, TNA_MODEL)}

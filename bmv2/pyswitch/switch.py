@@ -1,7 +1,10 @@
-"""The in-process Python switch: load a bmv2 JSON, run packets, manage its state.
+"""The in-process Python switch: load a program, run packets, manage its state.
 
-Every method takes one lock, so the switch can be shared between threads (a
-P4Runtime server, port readers). Names are those of the JSON / P4Info.
+A program is a bmv2 JSON (v1model, run with simple_switch's semantics) or p4test's
+IR of a TNA program (run by the TNA execution model, ``tna/``); the PRE, the
+tables and everything the control plane calls are the same for both. Every
+method takes one lock, so the switch can be shared between threads (a P4Runtime
+server, port readers). Names are those of the JSON / P4Info.
 """
 
 from __future__ import annotations
@@ -20,16 +23,21 @@ from .info import ProgramInfo, program_info
 from .pre import CloneSession, Pre, Replica
 from .program import Program, load_program
 from .tables import Match, Table, TableEntry
+from .tna import TnaEngine, compile_tna, is_tna_program, load_ir, tna_program_info
+from .tna.externs import RegisterArray
 
 
 class Switch:
-    """A v1model switch executing p4c's bmv2 JSON with simple_switch semantics."""
+    """A switch executing a v1model program (p4c's bmv2 JSON, simple_switch semantics)
+    or a TNA program (p4test's IR, the TNA execution model)."""
 
     def __init__(self, program: dict[str, Any] | None = None, *, drop_port: int = 511,
                  cpu_port: int | None = None, max_passes: int = 10_000,
-                 max_egress_runs: int = 100_000, seed: int | None = None) -> None:
+                 max_egress_runs: int = 100_000, seed: int | None = None,
+                 loop_ports: tuple[int, ...] = (68,)) -> None:
         self.drop_port = drop_port
         self.cpu_port = cpu_port
+        self.loop_ports = loop_ports
         self.max_passes = max_passes
         self.max_egress_runs = max_egress_runs
         self.on_output: OutputHook | None = None
@@ -37,9 +45,9 @@ class Switch:
         self._rng = random.Random(seed)
         self._lock = threading.RLock()
         self._pre = Pre()
-        self._prog: Program | None = None
-        self._code: Compiled | None = None
-        self._engine: Engine | None = None
+        self._prog: Any = None          # Program (v1model) or the IR (TNA)
+        self._code: Any = None          # Compiled or TnaCompiled
+        self._engine: Any = None        # Engine or TnaEngine
         self._info: ProgramInfo | None = None
         if program is not None:
             self.load(program)
@@ -57,6 +65,9 @@ class Switch:
 
         Raises UnsupportedConstruct / ProgramError, leaving the old pipeline running.
         """
+        if is_tna_program(program):
+            self._load_tna(program)
+            return
         prog = load_program(program)
         code = compile_program(prog, self.drop_port, self._rng)
         info = program_info(prog, code)
@@ -65,6 +76,22 @@ class Switch:
             self._prog, self._code, self._info = prog, code, info
             self._engine = Engine(prog, code, self._pre, self.stats, self.drop_port,
                                   self.max_passes, self.max_egress_runs)
+
+    def _load_tna(self, program: dict[str, Any]) -> None:
+        ir = load_ir(program)
+        code = compile_tna(ir, self._rng)
+        info = tna_program_info(code)
+        with self._lock:
+            self._pre.clear()
+            self._prog, self._code, self._info = ir, code, info
+            self._engine = TnaEngine(code, self._pre, self.stats, cpu_port=self.cpu_port,
+                                     loop_ports=self.loop_ports, max_passes=self.max_passes,
+                                     max_egress_runs=self.max_egress_runs)
+
+    @property
+    def arch(self) -> str:
+        """'v1model' or 'tna': the architecture of the loaded program."""
+        return "tna" if isinstance(self._engine, TnaEngine) else "v1model"
 
     @property
     def loaded(self) -> bool:
@@ -80,15 +107,16 @@ class Switch:
 
     @property
     def program_json(self) -> dict[str, Any]:
-        """The bmv2 JSON of the loaded program."""
-        return self._loaded()[0].json
+        """The bmv2 JSON (or the IR) of the loaded program."""
+        prog = self._loaded()[0]
+        return prog if isinstance(prog, dict) else prog.json
 
     @property
     def generated_source(self) -> str:
         """The Python source generated for the loaded program (for debugging)."""
         return self._loaded()[1].source
 
-    def _loaded(self) -> tuple[Program, Compiled, Engine]:
+    def _loaded(self) -> tuple[Any, Any, Any]:
         if self._prog is None or self._code is None or self._engine is None:
             raise PySwitchError("no pipeline loaded")
         return self._prog, self._code, self._engine
@@ -274,36 +302,52 @@ class Switch:
 
     # ---- registers (in-process debugging; P4Runtime has no register access on bmv2) ----
 
-    def _register(self, name: str) -> tuple[list[int], int]:
+    def _register(self, name: str) -> tuple[list[int] | RegisterArray, int]:
         prog, code, _engine = self._loaded()
         r = code.registers.get(name)
         if r is None:
             raise UnknownNameError(f"no register array '{name}' in the program")
+        if isinstance(r, RegisterArray):
+            return r, r.width
         return r, prog.registers[name].bitwidth
 
+    @staticmethod
+    def _cells(r: list[int] | RegisterArray) -> int:
+        return r.size if isinstance(r, RegisterArray) else len(r)
+
     def register_read(self, name: str, index: int) -> int:
-        """One register cell."""
+        """One register cell (a TNA pair: its fields concatenated, the first high)."""
         with self._lock:
             r, _w = self._register(name)
-            return r[self._index(name, index, len(r))]
+            i = self._index(name, index, self._cells(r))
+            return r.read_int(i) if isinstance(r, RegisterArray) else r[i]
 
     def register_read_all(self, name: str) -> list[int]:
         """A copy of a whole register array."""
         with self._lock:
-            return list(self._register(name)[0])
+            r, _w = self._register(name)
+            if isinstance(r, RegisterArray):
+                return [r.read_int(i) for i in range(r.size)]
+            return list(r)
 
     def register_write(self, name: str, index: int, value: int) -> None:
         """Set one register cell."""
         with self._lock:
             r, width = self._register(name)
-            i = self._index(name, index, len(r))
+            i = self._index(name, index, self._cells(r))
             if not isinstance(value, int) or value < 0 or value >> width:
                 raise InvalidEntryError(f"value {value!r} does not fit register '{name}' "
                                         f"(bit<{width}>)")
-            r[i] = value
+            if isinstance(r, RegisterArray):
+                r.write_int(i, value)
+            else:
+                r[i] = value
 
     def register_reset(self, name: str) -> None:
-        """Zero a register array."""
+        """Zero a register array (a TNA array: back to its initial value)."""
         with self._lock:
             r, _w = self._register(name)
-            r[:] = [0] * len(r)
+            if isinstance(r, RegisterArray):
+                r.reset()
+            else:
+                r[:] = [0] * len(r)

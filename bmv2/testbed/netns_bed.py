@@ -16,7 +16,7 @@ from typing import Protocol
 from agent.replay.host_server import Pacing
 from agent.replay.memory import TableConfig
 from agent.replay.server_process import ServerProcess
-from bmv2.launch import SwitchProcess, free_tcp_port, resolve_kind
+from bmv2.launch import KIND_TARGETS, SwitchProcess, free_tcp_port, resolve_kind
 from bmv2.testbed.netns import (
     Namespace,
     VethPair,
@@ -152,6 +152,9 @@ class Testbed(BedLifecycle):
         self._create_hosts()
         grpc_addr = self.grpc_addr or f"127.0.0.1:{free_tcp_port()}"
         switch_cfg = replace(self.config.switch, address=grpc_addr)
+        target = KIND_TARGETS[kind]
+        if switch_cfg.target is not target:   # the program this kind runs, at its ports
+            switch_cfg = replace(switch_cfg, target=target, cpu_port=target.cpu_port)
         self.config = replace(self.config, switch=switch_cfg)
         log = self.log_dir / f"switch-{kind}.log" if self.log_dir else None
         if self.log_dir:

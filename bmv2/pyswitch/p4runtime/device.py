@@ -11,6 +11,7 @@ counter replay fails), and target errors carry the engine's reason.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import threading
@@ -132,12 +133,15 @@ class DeviceManager:
 
     def _load(self, config: p4runtime_pb2.ForwardingPipelineConfig, index: P4InfoIndex) -> None:
         try:
-            program = json.loads(config.p4_device_config)
+            raw = config.p4_device_config
+            if raw[:2] == b"\x1f\x8b":          # a gzipped program (the TNA model's IR)
+                raw = gzip.decompress(raw)
+            program = json.loads(raw)
             if not isinstance(program, dict):
                 raise TargetError("the device config is not a bmv2 JSON object")
             switch = self.dataplane.build(program)
-        except (ValueError, TargetError) as exc:
-            log.error("SetForwardingPipelineConfig: bad bmv2 JSON: %s", exc)
+        except (ValueError, OSError, TargetError) as exc:
+            log.error("SetForwardingPipelineConfig: bad device config: %s", exc)
             raise _unknown(f"Error in first phase of device update: {exc}") from exc
         self.dataplane.save(switch)
         kept = p4runtime_pb2.ForwardingPipelineConfig()
