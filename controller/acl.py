@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from agent.contract.protocol import ALLOW_INSERT, ALLOW_SAMPLE, acl_op_names
+from agent.contract.protocol import ALLOW_INSERT, ALLOW_REPLICATED, acl_op_names
 from controller import program
 from controller.config import Config, Host
 from controller.p4runtime_proto import p4runtime_pb2
@@ -131,15 +131,16 @@ class _Replication:
         self.plan.drop_entries.append(s.update("delete", entry))
         for gid in (base + c for c in COPIES if base + c in self.groups):
             self.plan.drop_groups.append(s.update("delete", s.multicast_group_entity(gid, [])))
-        return f"removed port {port}'s SAMPLE groups (no grant samples from that port)"
+        return (f"removed port {port}'s SAMPLE groups (no grant samples or updates from that "
+                "port)")
 
 
 def _sampling_ports(cfg: Config, acl: dict[tuple[int, int], int],
                     bound: dict[int, set[int]]) -> set[int]:
-    """Ports a SAMPLE the ACL allows can come from, and the CPU port."""
+    """Ports a SAMPLE or UPDATE_BATCH the ACL allows can come from, and the CPU port."""
     ports = {cfg.switch.cpu_port}
     for (ip, _table), mask in acl.items():
-        if mask & ALLOW_SAMPLE:
+        if mask & ALLOW_REPLICATED:
             ports |= bound.get(ip, set())
     return ports
 
@@ -181,14 +182,16 @@ def set_ops(session: P4RuntimeSession, cfg: Config, host: Host, table: int,
 
 def _plan_replication(replication: _Replication, host: Host, table: int, before: int, mask: int,
                       sampling: set[int], ports: set[int]) -> list[str | None]:
-    """SAMPLE granted: the groups of every port `host` is bound to. SAMPLE taken away:
-    remove those of its ports (and its configured port) no grant samples from."""
-    if mask & ALLOW_SAMPLE:
+    """SAMPLE or UPDATE granted (both replicated: SAMPLE n, UPDATE_BATCH): the groups
+    of every port `host` is bound to. Both taken away: remove those of its ports (and
+    its configured port) no grant samples or updates from."""
+    if mask & ALLOW_REPLICATED:
         try:
             return [replication.install(port) for port in sorted(ports)]
         except Refused as exc:
-            raise Refused(f"cannot let {host.name} sample table {table}: {exc}") from None
-    if before & ALLOW_SAMPLE:
+            ops = ",".join(acl_op_names(mask & ALLOW_REPLICATED))
+            raise Refused(f"cannot let {host.name} {ops} table {table}: {exc}") from None
+    if before & ALLOW_REPLICATED:
         return [replication.remove(port) for port in sorted((ports | {host.port}) - sampling)]
     return []
 

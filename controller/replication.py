@@ -4,12 +4,13 @@ docs/protocol.md ("Replication") is the contract with the data plane:
   SAMPLE n from port p  group sample_base(p) + 2^k, 2^k >= n: 2^k replicas
                         (p, rid 0 .. 2^k - 1), k = 0 .. 8; egress drops the copies
                         past n. The ingress table sample_replication maps p to its base.
+                        An UPDATE_BATCH of n entries is replicated the same way.
   RESET                 RESET_GROUP: RESET_FANOUT replicas (CPU port, rid 0 .. F-1).
 On Tofino every replay copy goes to the loop port instead (controller/target.py),
 where the replay state is; it reaches p (or the CPU port) on its next pass.
   weight broadcast      the config's group: one replica per member port.
-Every port whose host may sample some table (and the CPU port, for the
-controller) gets a block of GROUP_BLOCK group ids with the nine groups, 511
+Every port whose host may sample or update some table (and the CPU port, for
+the controller) gets a block of GROUP_BLOCK group ids with the nine groups, 511
 replicas in all, so any batch a table's max_batch admits, now or after
 `replayctl table set`, has its group. Group ids stay below 2^15 (bmv2's
 P4Runtime server reserves the upper half), which leaves SAMPLE_BLOCKS blocks:
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agent.contract.protocol import ALLOW_SAMPLE, MAX_BATCH, RESET_FANOUT, RESET_GROUP
+from agent.contract.protocol import ALLOW_REPLICATED, MAX_BATCH, RESET_FANOUT, RESET_GROUP
 from controller.config import Config, ConfigError
 
 GROUP_BLOCK = 512          # sample group ids of one port: base + 1, 2, 4, .., 256
@@ -34,8 +35,9 @@ Replicas = list[tuple[int, int]]
 
 
 def sampling_ports(cfg: Config) -> list[int]:
-    """Ports that SAMPLE requests may come from: hosts the ACL lets sample, and the CPU port."""
-    ports = {cfg.host(rule.host).port for rule in cfg.acl if rule.mask & ALLOW_SAMPLE}
+    """Ports that replicated requests (SAMPLE, UPDATE_BATCH) may come from: hosts the
+    ACL lets sample or update, and the CPU port."""
+    ports = {cfg.host(rule.host).port for rule in cfg.acl if rule.mask & ALLOW_REPLICATED}
     ports.add(cfg.switch.cpu_port)
     return sorted(ports)
 
@@ -44,7 +46,8 @@ def sample_bases(cfg: Config) -> dict[int, int]:
     """{port: group base}: SAMPLE n from the port goes to group base + 2^k, 2^k >= n."""
     ports = sampling_ports(cfg)
     if len(ports) > len(SAMPLE_BLOCKS):
-        raise ConfigError(f"{cfg.source}: acl: {len(ports) - 1} hosts' ports may sample; the "
+        raise ConfigError(f"{cfg.source}: acl: {len(ports) - 1} hosts' ports may sample or "
+                          f"update; the "
                           f"switch's group ids have room for {len(SAMPLE_BLOCKS) - 1}")
     return {port: block * GROUP_BLOCK for block, port in zip(SAMPLE_BLOCKS, ports, strict=False)}
 

@@ -2,7 +2,9 @@
 
 A replay message is the UDP payload of a datagram to the replay VIP on
 ``REPLAY_UDP_PORT``: a 36-byte header, followed for INSERT/WRITE requests and
-SAMPLE/READ replies by ``PAYLOAD_WORDS`` 32-bit words. All fields are big-endian.
+SAMPLE/READ replies by ``PAYLOAD_WORDS`` 32-bit words, and for UPDATE_BATCH
+requests by `count` 12-byte (slot, stamp, priority) entries. All fields are
+big-endian.
 docs/protocol.md is the normative description; p4src/include/constants.p4 holds
 the same numbers for the data plane.
 """
@@ -18,7 +20,7 @@ from itertools import chain
 
 import numpy as np
 
-VERSION = 1
+VERSION = 2
 REPLAY_UDP_PORT = 45000
 
 NUM_TABLES = 4
@@ -28,6 +30,12 @@ PAYLOAD_WORDS = 16
 PAYLOAD_BYTES = 4 * PAYLOAD_WORDS
 FLOAT_WORD = ">f4"  # a payload word holding a float: big-endian float32
 MAX_BATCH = 255
+
+# UPDATE_BATCH: at most MAX_UPDATE_BATCH (slot, stamp, priority) entries per request
+# (the switch replicates the request once per entry: docs/protocol.md).
+MAX_UPDATE_BATCH = 16
+ENTRY = struct.Struct("!3I")
+ENTRY_BYTES = ENTRY.size  # 12
 
 # The data plane's replication (docs/protocol.md, "Replication"): RESET is
 # multicast to RESET_GROUP, RESET_FANOUT copies (slots) per round.
@@ -68,6 +76,7 @@ class Op(IntEnum):
     RESET = 6
     GET_STATE = 7
     SET_STATE = 8
+    UPDATE_BATCH = 9
 
 
 class Status(IntEnum):
@@ -120,7 +129,11 @@ ALLOW_SAMPLE = 0x02
 ALLOW_UPDATE = 0x04
 ALLOW_ALL = ALLOW_INSERT | ALLOW_SAMPLE | ALLOW_UPDATE
 ACL_OPS = {"insert": ALLOW_INSERT, "sample": ALLOW_SAMPLE, "update": ALLOW_UPDATE}
-ALLOW_BIT = {Op.INSERT: ALLOW_INSERT, Op.SAMPLE: ALLOW_SAMPLE, Op.UPDATE: ALLOW_UPDATE}
+ALLOW_BIT = {Op.INSERT: ALLOW_INSERT, Op.SAMPLE: ALLOW_SAMPLE, Op.UPDATE: ALLOW_UPDATE,
+             Op.UPDATE_BATCH: ALLOW_UPDATE}
+# Grants whose requests the switch replicates (SAMPLE n, UPDATE_BATCH): the requester's
+# port needs replication groups (docs/protocol.md, "Replication").
+ALLOW_REPLICATED = ALLOW_SAMPLE | ALLOW_UPDATE
 
 
 def mode_name(mode: int) -> str:
@@ -148,6 +161,15 @@ CPU_ONLY_OPS = frozenset({Op.READ, Op.WRITE, Op.RESET, Op.GET_STATE, Op.SET_STAT
 
 class ProtocolError(ValueError):
     """A replay message that cannot be encoded or decoded."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One (slot, stamp, priority) entry of an UPDATE_BATCH request (priority in Q16.16)."""
+
+    slot: int
+    stamp: int
+    priority: int
 
 
 def priority_to_fixed(value: float) -> int:
@@ -179,6 +201,7 @@ class Message:
     size: int = 0
     total: int = 0
     payload: bytes | None = field(default=None, repr=False)
+    entries: tuple[Entry, ...] | None = None   # UPDATE_BATCH requests
     version: int = VERSION
     reserved: int = 0
 
@@ -214,6 +237,11 @@ def encode(msg: Message) -> bytes:
         _check_range(name, getattr(msg, name), 32)
     _check_range("total", msg.total, 64)
     head = HEADER.pack(*_wire_values(msg))
+    if msg.entries is not None:
+        for e in msg.entries:
+            for name in ("slot", "stamp", "priority"):
+                _check_range(f"entry {name}", getattr(e, name), 32)
+        return head + b"".join(ENTRY.pack(e.slot, e.stamp, e.priority) for e in msg.entries)
     if msg.payload is None:
         return head
     if len(msg.payload) != PAYLOAD_BYTES:
@@ -227,11 +255,30 @@ _PAYLOAD_END = HEADER_BYTES + PAYLOAD_BYTES
 _REPLY, _OK = int(Flag.REPLY), int(Status.OK)  # plain ints: an enum member is a lookup
 
 
+_UPDATE_BATCH = int(Op.UPDATE_BATCH)
+
+
+def _entries(data: bytes, count: int, strict: bool) -> tuple[Entry, ...] | None:
+    """An UPDATE_BATCH request's entries: all `count` of them (parse_request keeps
+    the first MAX_UPDATE_BATCH, what the switch's parser extracts), or None when
+    the datagram is too short to hold them all (strict: ProtocolError)."""
+    end = HEADER_BYTES + count * ENTRY_BYTES
+    if len(data) < end:
+        if strict:
+            raise ProtocolError(f"truncated entries: {len(data) - HEADER_BYTES} of "
+                                f"{end - HEADER_BYTES} bytes")
+        return None
+    kept = count if strict else min(count, MAX_UPDATE_BATCH)
+    return tuple(Entry(*ENTRY.unpack_from(data, HEADER_BYTES + i * ENTRY_BYTES))
+                 for i in range(kept))
+
+
 def _unpack(data: bytes, strict: bool) -> Message | None:
-    """The one reader of the header. strict (decode): a valid v1 message or
-    ProtocolError; otherwise (parse_request) what the switch's parser extracts:
-    None if shorter than a header, else the header and, for INSERT/WRITE, the
-    payload if it is all there, nothing validated."""
+    """The one reader of the header. strict (decode): a valid message of this
+    VERSION or ProtocolError; otherwise (parse_request) what the switch's parser
+    extracts: None if shorter than a header, else the header and, for
+    INSERT/WRITE, the payload if it is all there, for UPDATE_BATCH its entries
+    if the datagram holds them all (see _entries), nothing validated."""
     if len(data) < HEADER_BYTES:
         if strict:
             raise ProtocolError(f"truncated header: {len(data)} of {HEADER_BYTES} bytes")
@@ -262,6 +309,8 @@ def _unpack(data: bytes, strict: bool) -> Message | None:
             raise ProtocolError(f"truncated payload: {len(data) - HEADER_BYTES} of "
                                 f"{PAYLOAD_BYTES} bytes")
     v["payload"] = payload
+    v["entries"] = (_entries(data, v["count"], strict)
+                    if op == _UPDATE_BATCH and not (strict and flags & _REPLY) else None)
     return msg
 
 
@@ -274,7 +323,8 @@ def decode(data: bytes) -> Message:
 
 def parse_request(data: bytes) -> Message | None:
     """What the switch's parser extracts: the header (None if too short) and, for
-    INSERT/WRITE, the payload if it is all there. Nothing is validated here."""
+    INSERT/WRITE, the payload if it is all there, for UPDATE_BATCH the entries
+    (None unless the datagram holds all `count`). Nothing is validated here."""
     return _unpack(data, strict=False)
 
 
@@ -346,6 +396,19 @@ def update(table: int, slot: int, stamp: int, priority: float, *, ack: bool = Fa
                    priority=priority_to_fixed(priority), request_id=request_id)
 
 
+def update_batch(table: int, slots: Iterable[int], stamps: Iterable[int],
+                 priorities: Iterable[float], *, ack: bool = False,
+                 request_id: int = 0) -> Message:
+    """One UPDATE_BATCH of 1 .. MAX_UPDATE_BATCH entries, each applied as an UPDATE."""
+    entries = tuple(Entry(int(s), int(t), priority_to_fixed(float(p)))
+                    for s, t, p in zip(slots, stamps, priorities, strict=True))
+    if not 1 <= len(entries) <= MAX_UPDATE_BATCH:
+        raise ProtocolError(f"an update batch holds 1..{MAX_UPDATE_BATCH} entries, "
+                            f"got {len(entries)}")
+    return Message(op=Op.UPDATE_BATCH, table=table, flags=Flag.ACK if ack else 0,
+                   count=len(entries), entries=entries, request_id=request_id)
+
+
 def read(table: int, slot: int, *, request_id: int = 0) -> Message:
     return Message(op=Op.READ, table=table, slot=slot, request_id=request_id)
 
@@ -385,6 +448,25 @@ class Inserted:
     priority: int
     size: int
     total: int
+
+
+@dataclass(frozen=True)
+class BatchAck:
+    """What the ACK of an UPDATE_BATCH of `entries` says: how many were applied and
+    how many were STALE; the rest named a slot past the table's capacity."""
+
+    entries: int
+    applied: int
+    stale: int
+
+    @classmethod
+    def of(cls, reply: Message) -> BatchAck:
+        """The counts an OK UPDATE_BATCH reply carries (count, slot, stamp)."""
+        return cls(reply.count, reply.slot, reply.stamp)
+
+    @property
+    def bad_slot(self) -> int:
+        return self.entries - self.applied - self.stale
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ priority is the slot record's, not the sum tree's. `ReplayService` is the reques
 replay_admission.p4 and replay_service.p4 over NUM_TABLES tables: admission
 (statuses in the switch's precedence), per-table config, the ACL, the
 per-host INSERT limit (insert_limit.p4), the operation, the replies and the
-request counters. The host replay server and the in-process client backend
-both run requests through `ReplayService.handle`, so they answer exactly as
-the switch does: same statuses, same reply fields, the same replies omitted.
+request counters (an UPDATE_BATCH's once per entry). The host replay server and
+the in-process client backend both run requests through `ReplayService.handle`,
+so they answer exactly as the switch does: same statuses, same reply fields, the
+same replies omitted.
 
 Python-only choices where the switch has no defined behaviour: a table's
 default mode must be UNIFORM or PRIORITIZED, and a uniform draw never indexes
@@ -29,11 +30,13 @@ import numpy as np
 from agent.contract.protocol import (
     ALLOW_ALL,
     ALLOW_BIT,
+    CPU_ONLY_OPS,
     EMPTY_SLOT_REDRAWS,
     FLAGS_RESERVED,
     INSERT_WINDOW_SHIFT,
     MAX_BATCH,
     MAX_INSERT_LIMIT,
+    MAX_UPDATE_BATCH,
     MODE_MASK,
     MODE_SHIFT,
     NUM_SLOTS,
@@ -239,12 +242,13 @@ class ReplayService:
         """Serve one parsed request (None: shorter than a header); returns its replies."""
         with self._lock:
             status = self._admit(req, src_ip, from_cpu)
-            replies, status = self._serve(req, status) if status == Status.OK else (
-                [self._reply(req, status)], status)
+            replies, counted = self._serve(req, status) if status == Status.OK else (
+                [self._reply(req, status)], [status])
             valid_table = req is not None and req.table < NUM_TABLES
             bucket = req.table if valid_table and status != Status.UNKNOWN_TABLE else NUM_TABLES
             op = req.op if req is not None and req.op <= OP_LAST else 0
-            self.counters[(bucket, int(op), int(status))] += 1
+            for done in counted:
+                self.counters[(bucket, int(op), int(done))] += 1
         return replies
 
     def _admit(self, req: Message | None, src_ip: str, from_cpu: bool) -> int:
@@ -256,14 +260,15 @@ class ReplayService:
             return Status.MALFORMED
         if op == 0 or op > OP_LAST:
             return Status.UNKNOWN_OP
-        if op in (Op.INSERT, Op.WRITE) and req.payload is None:
+        if ((op in (Op.INSERT, Op.WRITE) and req.payload is None)
+                or (op == Op.UPDATE_BATCH and req.entries is None)):
             return Status.TRUNCATED
-        if op >= Op.READ and not from_cpu:
+        if op in CPU_ONLY_OPS and not from_cpu:
             return Status.DENIED
         if req.table >= NUM_TABLES or self.tables[req.table].config is None:
             return Status.UNKNOWN_TABLE
         table = self.tables[req.table]
-        if not table.config.enabled and op <= Op.UPDATE:  # type: ignore[union-attr]
+        if not table.config.enabled and op not in CPU_ONLY_OPS:  # type: ignore[union-attr]
             return Status.DISABLED
         if not from_cpu and not self.acl.get((src_ip, req.table), 0) & ALLOW_BIT[Op(op)]:
             return Status.DENIED
@@ -273,8 +278,12 @@ class ReplayService:
             return Status.BAD_SLOT
         return Status.OK
 
-    def _serve(self, req: Message, status: int) -> tuple[list[Message], int]:
-        """The operation of an admitted request: (replies, status to count)."""
+    def _serve(self, req: Message, status: int) -> tuple[list[Message], list[int]]:
+        """The operation of an admitted request: (replies, statuses to count)."""
+        replies, counted = self._execute(req, status)
+        return replies, counted if isinstance(counted, list) else [counted]
+
+    def _execute(self, req: Message, status: int) -> tuple[list[Message], int | list[int]]:
         table = self.tables[req.table]
         op, ack = req.op, bool(req.flags & Flag.ACK)
         if op == Op.INSERT:
@@ -291,6 +300,8 @@ class ReplayService:
                 return ([self._reply(req, Status.STALE, size=table.size, total=table.tree.total)]
                         if ack else []), Status.STALE
             return ([self._reply(req, status, size=table.size, total=total)] if ack else []), status
+        if op == Op.UPDATE_BATCH:
+            return self._update_batch(req, table, ack)
         if op == Op.READ:
             return [self._reply(req, status, stamp=int(table.stamps[req.slot]),
                                 priority=int(table.priorities[req.slot]), size=table.size,
@@ -309,6 +320,27 @@ class ReplayService:
                                 total=table.tree.total)], status
         table.set_state(req.slot, req.stamp, req.priority, req.size)  # SET_STATE
         return [self._reply(req, status, size=req.size)], status
+
+    def _update_batch(self, req: Message, table: TableState,
+                      ack: bool) -> tuple[list[Message], int | list[int]]:
+        """Each entry as an UPDATE of its own (BAD_SLOT past the capacity, STALE where
+        the stamp changed), in order; one ACK with the entries applied (slot) and
+        STALE (stamp); every entry counted with its status."""
+        if req.count == 0:
+            return [self._reply(req, Status.MALFORMED)], Status.MALFORMED
+        if req.count > MAX_UPDATE_BATCH:
+            return [self._reply(req, Status.BATCH_TOO_LARGE)], Status.BATCH_TOO_LARGE
+        statuses = []
+        for e in req.entries or ():
+            if e.slot >= table.capacity:
+                statuses.append(Status.BAD_SLOT)
+            elif table.update(e.slot, e.stamp, e.priority) is None:
+                statuses.append(Status.STALE)
+            else:
+                statuses.append(Status.OK)
+        reply = self._reply(req, Status.OK, slot=statuses.count(Status.OK),
+                            stamp=statuses.count(Status.STALE), priority=0)
+        return ([reply] if ack else []), statuses
 
     def _sample(self, req: Message, table: TableState) -> tuple[list[Message], int]:
         config = table.config
@@ -351,7 +383,8 @@ class ReplayService:
                stamp: int | None = None, priority: int | None = None, size: int = 0,
                total: int = 0, payload: bytes | None = None) -> Message:
         """The request turned into its reply (replay_reply.p4); unset fields echo it.
-        A reply is always well-formed v1: version 1, reserved bits and byte zero."""
+        A reply is always well formed: this VERSION, reserved bits and byte zero, the
+        header alone or with a payload (never a request's payload or entries)."""
         base = _NO_HEADER if req is None else req
         return Message(
             op=base.op, table=base.table, flags=(base.flags & ~FLAGS_RESERVED) | Flag.REPLY,

@@ -67,7 +67,7 @@ const bit<16> UDP_BYTES = 8;
 const bit<32> CONTROLLER_HDR_BYTES = 2;     /* packet_in in front of a reply to the CPU */
 
 /* --- wire protocol (docs/protocol.md) ----------------------------------- */
-const bit<8> REPLAY_VERSION = 1;
+const bit<8> REPLAY_VERSION = 2;
 
 const bit<8> OP_INSERT    = 1;
 const bit<8> OP_SAMPLE    = 2;
@@ -77,7 +77,8 @@ const bit<8> OP_WRITE     = 5;   /* CPU port only */
 const bit<8> OP_RESET     = 6;   /* CPU port only */
 const bit<8> OP_GET_STATE = 7;   /* CPU port only */
 const bit<8> OP_SET_STATE = 8;   /* CPU port only */
-const bit<8> OP_LAST      = 8;
+const bit<8> OP_UPDATE_BATCH = 9;   /* `count` UPDATEs in one request, one egress pass each */
+const bit<8> OP_LAST      = 9;
 
 const bit<8> FLAG_REPLY        = 0x01;
 const bit<8> FLAG_ACK          = 0x02;
@@ -123,5 +124,13 @@ const bit<8> STATS_OP_SHIFT = 4;
 /* Reply sizes in bytes (Ethernet + IPv4 + UDP + replay header [+ payload]). */
 const bit<16> REPLAY_HDR_BYTES = 36;
 const bit<16> PAYLOAD_BYTES = 64;          /* PAYLOAD_WORDS * 4 */
+
+/* UPDATE_BATCH: at most MAX_UPDATE_BATCH entries of ENTRY_BYTES (slot, stamp,
+ * priority) after the header (FOR_EACH_ENTRY in headers.p4 lists them). Its
+ * copies tally their outcomes in batch_tally, 2^TALLY_BITS cells addressed by
+ * the request id's low bits (<arch>/batch_tally.p4). */
+const bit<8> MAX_UPDATE_BATCH = 16;
+#define ENTRY_BYTES 12
+#define TALLY_BITS 10
 
 #endif

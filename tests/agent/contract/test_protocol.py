@@ -38,8 +38,10 @@ def test_payload_round_trips_and_floats_survive() -> None:
 
 @pytest.mark.parametrize(("data", "problem"), [
     (b"\x01\x02", "truncated header"),
-    (bytes([2]) + bytes(35), "unsupported protocol version 2"),
-    (bytes([1, 2, 0x08]) + bytes(33), "reserved bits"),
+    (bytes([1]) + bytes(35), "unsupported protocol version 1"),
+    (bytes([2, 2, 0x08]) + bytes(33), "reserved bits"),
+    (protocol.encode(protocol.update_batch(0, [1, 2], [3, 4], [1.0, 1.0]))[:-4],
+     "truncated entries: 20 of 24 bytes"),
     (protocol.encode(protocol.insert(0, bytes(64)))[:60], "truncated payload"),
 ])
 def test_decode_names_the_problem(data: bytes, problem: str) -> None:
@@ -117,6 +119,15 @@ def test_statuses_and_redraws_match_the_p4_constants() -> None:
     statuses = {name: int(value) for name, value in
                 re.findall(r"const bit<8> STATUS_(\w+)\s*=\s*(\d+);", text)}
     assert statuses == {s.name: s.value for s in Status}
+    ops = {name: int(value) for name, value in
+           re.findall(r"const bit<8> OP_(\w+)\s*=\s*(\d+);", text) if name != "LAST"}
+    assert ops == {o.name: o.value for o in Op}
+    scalars = {name: int(value) for name, value in
+               re.findall(r"const bit<8> (REPLAY_VERSION|MAX_UPDATE_BATCH) = (\d+);", text)}
+    assert scalars == {"REPLAY_VERSION": protocol.VERSION,
+                       "MAX_UPDATE_BATCH": protocol.MAX_UPDATE_BATCH}
+    entry_bytes = re.search(r"#define ENTRY_BYTES (\d+)", text)
+    assert entry_bytes is not None and int(entry_bytes.group(1)) == protocol.ENTRY_BYTES
     redraws = re.search(r"const bit<8> EMPTY_SLOT_REDRAWS = (\d+);", text)
     assert redraws is not None and int(redraws.group(1)) == protocol.EMPTY_SLOT_REDRAWS
 
@@ -128,3 +139,38 @@ def test_a_not_ready_sample_reply_is_not_data() -> None:
     assert back.payload is None and not back.ok and back.status_name() == "NOT_READY"
     with pytest.raises(ProtocolError, match="only OK replies"):
         protocol.decode_batch([back])
+
+
+def test_update_batch_round_trips_its_entries() -> None:
+    msg = protocol.update_batch(2, [4095, 0, 7], [2**32 - 1, 1, 9], [0.5, 3.0, 0.0], ack=True,
+                                request_id=11)
+    data = protocol.encode(msg)
+    assert len(data) == protocol.HEADER_BYTES + 3 * protocol.ENTRY_BYTES
+    back = protocol.decode(data)
+    assert back == msg and back.count == 3 and back.flags == protocol.Flag.ACK
+    assert back.entries == (protocol.Entry(4095, 2**32 - 1, 32768),
+                            protocol.Entry(0, 1, 3 * 65536), protocol.Entry(7, 9, 0))
+    with pytest.raises(ProtocolError, match=r"1\.\.16 entries"):
+        protocol.update_batch(0, range(17), range(17), [1.0] * 17)
+    with pytest.raises(ProtocolError, match=r"1\.\.16 entries"):
+        protocol.update_batch(0, [], [], [])
+
+
+def test_parse_request_keeps_what_the_switch_parser_extracts() -> None:
+    many = Message(op=Op.UPDATE_BATCH, count=20, entries=tuple(
+        protocol.Entry(i, i + 1, 65536) for i in range(20)))
+    data = protocol.encode(many)
+    parsed = protocol.parse_request(data)
+    assert parsed is not None and parsed.count == 20
+    assert parsed.entries == many.entries[:protocol.MAX_UPDATE_BATCH]
+    cut = protocol.parse_request(data[:-1])
+    assert cut is not None and cut.entries is None  # not all 20 there: truncated
+
+
+def test_a_batch_ack_carries_its_counts_in_the_header_alone() -> None:
+    reply = Message(op=Op.UPDATE_BATCH, flags=protocol.Flag.REPLY | protocol.Flag.ACK, count=5,
+                    slot=3, stamp=1)
+    data = protocol.encode(reply)
+    assert len(data) == protocol.HEADER_BYTES
+    ack = protocol.BatchAck.of(protocol.decode(data + bytes(24)))  # trailing bytes ignored
+    assert (ack.entries, ack.applied, ack.stale, ack.bad_slot) == (5, 3, 1, 1)

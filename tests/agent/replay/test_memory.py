@@ -159,14 +159,14 @@ HEADER_ONLY = protocol.encode(protocol.sample(0, 1))
 
 @pytest.mark.parametrize(("msg", "src", "status"), [
     (None, HOST, Status.TRUNCATED),
-    (Message(op=Op.SAMPLE, count=1, version=2, request_id=5), HOST, Status.MALFORMED),
+    (Message(op=Op.SAMPLE, count=1, version=1, request_id=5), HOST, Status.MALFORMED),
     (Message(op=Op.SAMPLE, count=1, reserved=1), HOST, Status.MALFORMED),
     (Message(op=Op.SAMPLE, count=1, flags=0x08), HOST, Status.MALFORMED),
     (Message(op=Op.SAMPLE, count=1, flags=Flag.REPLY), HOST, Status.MALFORMED),
     (Message(op=Op.SAMPLE, count=1, flags=0x30), HOST, Status.MALFORMED),
     (Message(op=Op.SAMPLE, count=1, status=3), HOST, Status.MALFORMED),
     (Message(op=0, table=9), HOST, Status.UNKNOWN_OP),
-    (Message(op=9), HOST, Status.UNKNOWN_OP),
+    (Message(op=10), HOST, Status.UNKNOWN_OP),
     (Message(op=Op.INSERT), HOST, Status.TRUNCATED),
     (protocol.read(0, 0), HOST, Status.DENIED),
     (protocol.reset(9), HOST, Status.DENIED),
@@ -180,6 +180,14 @@ HEADER_ONLY = protocol.encode(protocol.sample(0, 1))
     (Message(op=Op.SAMPLE, count=0), HOST, Status.MALFORMED),
     (protocol.sample(0, 9), HOST, Status.BATCH_TOO_LARGE),
     (protocol.sample(0, 8), HOST, Status.BELOW_MIN_SIZE),
+    (parse_request(protocol.encode(protocol.update_batch(0, [0, 1], [1, 1], [1, 1]))[:-1]),
+     HOST, Status.TRUNCATED),
+    (protocol.update_batch(1, [0], [1], [1.0]), HOST, Status.DISABLED),
+    (protocol.update_batch(0, [0], [1], [1.0]), ACTOR, Status.DENIED),
+    (Message(op=Op.UPDATE_BATCH, entries=()), HOST, Status.MALFORMED),
+    (Message(op=Op.UPDATE_BATCH, count=protocol.MAX_UPDATE_BATCH + 1,
+             entries=(protocol.Entry(0, 1, 1),) * (protocol.MAX_UPDATE_BATCH + 1)),
+     HOST, Status.BATCH_TOO_LARGE),
 ])
 def test_refusals_in_the_switch_precedence(svc: ReplayService, msg: Message | None, src: str,
                                            status: Status) -> None:
@@ -302,3 +310,45 @@ def test_a_prioritized_draw_of_an_unwritten_slot_says_not_ready(svc: ReplayServi
     replies = svc.handle(protocol.sample(0, 4, mode=Mode.PRIORITIZED), HOST)
     assert all(r.ok and (r.slot, r.stamp, r.payload) == (1, 5, payload(1)) for r in replies)
     assert (svc.not_ready[0], svc.sampled[0]) == (4, 4)
+
+
+def batch_ack(s: ReplayService, slots: list[int], stamps: list[int],
+              priorities: list[float]) -> protocol.BatchAck:
+    reply = one(s, protocol.update_batch(0, slots, stamps, priorities, ack=True, request_id=9))
+    assert reply.ok and reply.op == Op.UPDATE_BATCH and reply.request_id == 9
+    assert (reply.priority, reply.size, reply.total, reply.entries) == (0, 0, 0, None)
+    assert len(protocol.encode(reply)) == protocol.HEADER_BYTES
+    return protocol.BatchAck.of(reply)
+
+
+def test_update_batch_applies_each_entry_as_an_update(svc: ReplayService) -> None:
+    acks = [insert(svc, i, priority=1.0) for i in range(6)]  # slots 0, 1 overwritten
+    table = svc.tables[0]
+    ack = batch_ack(svc, [2, 0, 3, 9, 1], [acks[2].stamp, acks[0].stamp, acks[3].stamp, 1,
+                                          acks[5].stamp], [4.0, 8.0, 0.5, 2.0, 3.0])
+    assert (ack.entries, ack.applied, ack.stale, ack.bad_slot) == (5, 3, 1, 1)
+    fixed = [protocol.priority_to_fixed(p) for p in (3.0, 4.0, 0.5)]
+    assert [int(table.priorities[s]) for s in (1, 2, 3)] == fixed  # the stale one stopped nothing
+    assert table.priorities[0] == PRIORITY_ONE
+    assert table.max_priority == protocol.priority_to_fixed(4.0)
+    assert table.tree.total == int(table.priorities.sum())
+    assert [svc.count(0, Op.UPDATE_BATCH, st) for st in (Status.OK, Status.STALE,
+                                                          Status.BAD_SLOT)] == [3, 1, 1]
+
+
+def test_update_batch_of_one_slot_twice_applies_both_in_order(svc: ReplayService) -> None:
+    a = insert(svc, 0, priority=1.0)
+    ack = batch_ack(svc, [a.slot, a.slot], [a.stamp, a.stamp], [6.0, 2.0])
+    assert (ack.applied, ack.stale) == (2, 0)
+    table = svc.tables[0]
+    assert table.priorities[a.slot] == protocol.priority_to_fixed(2.0)
+    assert table.max_priority == protocol.priority_to_fixed(6.0)
+    assert table.tree.total == protocol.priority_to_fixed(2.0)
+
+
+def test_update_batch_without_ack_is_silent_and_counted(svc: ReplayService) -> None:
+    a = insert(svc, 0)
+    msg = protocol.update_batch(0, [a.slot, a.slot], [a.stamp, a.stamp + 1], [5.0, 5.0])
+    assert svc.handle(parse_request(protocol.encode(msg)), HOST) == []
+    assert svc.count(0, Op.UPDATE_BATCH, Status.OK) == 1
+    assert svc.count(0, Op.UPDATE_BATCH, Status.STALE) == 1
