@@ -15,7 +15,8 @@
  *             group for SAMPLE n and RESET; an admitted SAMPLE's reply
  *             addressing, ReplyAddress); other IPv4 -> Ipv4Forwarding;
  *             anything else is dropped. Ingress holds no replay state.
- *   PRE       SAMPLE n: n copies toward the requester, rid = reply index.
+ *   PRE       SAMPLE n: n copies toward the requester, rid = reply index;
+ *             UPDATE_BATCH of n entries: the same, rid = entry index.
  *   egress    replay requests and their copies -> ReplayService, where all
  *             replay state lives (a SAMPLE copy drawn again is turned back
  *             into its request and recirculated); broadcast copies are
@@ -34,6 +35,8 @@
 #include "include/forwarding.p4"
 #include "v1model/insert_limit.p4"
 #include "include/replay_admission.p4"
+#include "include/batch.p4"
+#include "v1model/batch_tally.p4"
 #include "v1model/draw.p4"
 #include "v1model/table_state.p4"
 #include "v1model/slot_store.p4"

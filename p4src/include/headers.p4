@@ -4,10 +4,12 @@
  * Replay packets are UDP datagrams to the replay VIP on REPLAY_UDP_PORT:
  *
  *   Ethernet | IPv4 (IHL 5) | UDP | replay_h (36 B) | replay_payload_h (64 B)?
+ *                                                | entry_h (12 B) x count?
  *
  * replay_payload_h is present in INSERT and WRITE requests and in SAMPLE and
- * READ replies. Packets to or from the CPU port carry a 2-byte controller
- * header in front of Ethernet (packet_out from the controller, packet_in to it).
+ * READ replies; `count` entry_h in UPDATE_BATCH requests (batch_t). Packets
+ * to or from the CPU port carry a 2-byte controller header in front of
+ * Ethernet (packet_out from the controller, packet_in to it).
  * docs/protocol.md is the normative description of every field.
  */
 #ifndef REPLAY_HEADERS_P4
@@ -102,6 +104,31 @@ header replay_payload_h {
     FOR_EACH_PAIR(DECLARE_PAIR)
 }
 
+/* One entry of an UPDATE_BATCH: what an UPDATE's header carries. */
+header entry_h {
+    bit<32> slot;
+    bit<32> stamp;
+    bit<32> priority;        /* Q16.16 */
+}
+
+/* One X(i) per entry a batch may carry: i = 0 .. MAX_UPDATE_BATCH - 1; and
+ * X(i, i + 1) in FOR_EACH_ENTRY_STEP for all but the last, which is
+ * FOR_LAST_ENTRY's (the parser's chain, include/parser.p4). */
+#define FOR_EACH_ENTRY(X) \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) \
+    X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define FOR_EACH_ENTRY_STEP(X) \
+    X(0, 1) X(1, 2) X(2, 3) X(3, 4) X(4, 5) X(5, 6) X(6, 7) X(7, 8) \
+    X(8, 9) X(9, 10) X(10, 11) X(11, 12) X(12, 13) X(13, 14) X(14, 15)
+#define FOR_LAST_ENTRY(X) X(15)
+
+/* An UPDATE_BATCH's entries, as separate headers: a copy picks its own by a
+ * table keyed on its index (include/batch.p4), never by a run-time index. */
+#define DECLARE_ENTRY(i) entry_h e##i;
+struct batch_t {
+    FOR_EACH_ENTRY(DECLARE_ENTRY)
+}
+
 struct headers_t {
     packet_out_h     packet_out;
     packet_in_h      packet_in;
@@ -111,6 +138,7 @@ struct headers_t {
     udp_h            udp;
     replay_h         replay;
     replay_payload_h payload;
+    batch_t          batch;
 }
 
 /* Field list preserved when a packet is recirculated (a SAMPLE reply drawn
@@ -162,7 +190,9 @@ struct metadata_t {
     bit<8>  max_batch;
     bit<8>  default_mode;
     bit<8>  allowed_ops;     /* replay_acl */
-    bit<8>  copies;          /* SAMPLE: n - 1, whose leading bit picks the group */
+    bit<8>  copies;          /* SAMPLE, UPDATE_BATCH: n - 1, whose leading bit picks the group */
+    bit<1>  replicate;       /* admitted SAMPLE or UPDATE_BATCH: to its group of copies */
+    bit<8>  entries_parsed;  /* UPDATE_BATCH: entries the parser extracted */
     bit<1>  addressed;       /* the reply's addressing is done (ReplyAddress in ingress) */
 
     /* Wide comparisons, as differences computed in an action first: a Tofino
@@ -196,6 +226,8 @@ struct metadata_t {
     sum_t   total;
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
+    bit<2>  batch_state;     /* UPDATE_BATCH: BATCH_NONE, BATCH_ENTRY or BATCH_LAST */
+    bit<16> batch_counts;    /* ... the batch's tally once its last entry is done */
     sum_t   r;               /* prioritized draw, walked down the tree */
 
     /* egress: scratch of one action. Metadata, not action locals, so that

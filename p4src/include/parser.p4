@@ -12,8 +12,9 @@
 #ifndef REPLAY_HEADER_PARSER_P4
 #define REPLAY_HEADER_PARSER_P4
 
-/* The states, written once: Ethernet to UDP (then `transition after_udp`), and the
- * replay header with the payload an INSERT or WRITE carries. */
+/* The states, written once: Ethernet to UDP (then `transition after_udp`), the
+ * replay header with the payload an INSERT or WRITE carries (then an
+ * UPDATE_BATCH's entries: `transition batch`), and the entries. */
 #define ADDRESS_STATES(after_udp) \
     state parse_ethernet { \
         pkt.extract(ethernet); \
@@ -41,17 +42,46 @@
         transition after_udp \
     }
 
-#define BODY_STATES \
+#define BODY_STATES(batch) \
     state parse_replay { \
         pkt.extract(replay); \
         transition select(replay.op) { \
             OP_INSERT: parse_payload; \
             OP_WRITE: parse_payload; \
+            OP_UPDATE_BATCH: batch; \
             default: accept; \
         } \
     } \
     state parse_payload { \
         pkt.extract(payload); \
+        transition accept; \
+    }
+
+/* An UPDATE_BATCH's first min(count, MAX_UPDATE_BATCH) entries, one state
+ * each (a fixed chain: no header-stack index), counted in `parsed`, so that
+ * admission can tell a batch cut short in the frame. */
+#define ENTRY_STATE(i, next) \
+    state parse_entry_##i { \
+        pkt.extract(entries.e##i); \
+        parsed = i + 1; \
+        transition select(replay.count) { \
+            next: accept; \
+            default: parse_entry_##next; \
+        } \
+    }
+#define ENTRY_STATES \
+    state parse_entries { \
+        transition select(replay.count) { \
+            0: accept; \
+            default: parse_entry_0; \
+        } \
+    } \
+    FOR_EACH_ENTRY_STEP(ENTRY_STATE) \
+    FOR_LAST_ENTRY(LAST_ENTRY_STATE)
+#define LAST_ENTRY_STATE(i) \
+    state parse_entry_##i { \
+        pkt.extract(entries.e##i); \
+        parsed = i + 1; \
         transition accept; \
     }
 
@@ -62,13 +92,17 @@ parser ReplayHeaderParser(packet_in pkt,
                           out ipv4_h ipv4,
                           out udp_h udp,
                           out replay_h replay,
-                          out replay_payload_h payload) {
+                          out replay_payload_h payload,
+                          out batch_t entries,
+                          out bit<8> parsed) {
     state start {
+        parsed = 0;
         transition parse_ethernet;
     }
 
     ADDRESS_STATES(select(udp.dst_port) { REPLAY_UDP_PORT: parse_replay; default: accept; })
-    BODY_STATES
+    BODY_STATES(parse_entries)
+    ENTRY_STATES
 }
 
 /* Ethernet to UDP only: what forwarding reads and rewrites. */
@@ -84,7 +118,8 @@ parser AddressHeaderParser(packet_in pkt,
     ADDRESS_STATES(accept;)
 }
 
-/* The replay header and payload only (a TNA loop packet carries them first). */
+/* The replay header and payload only (a TNA loop packet carries them first;
+ * an UPDATE_BATCH's entries, behind them, are left unparsed). */
 parser ReplayBodyParser(packet_in pkt,
                         out replay_h replay,
                         out replay_payload_h payload) {
@@ -92,7 +127,7 @@ parser ReplayBodyParser(packet_in pkt,
         transition parse_replay;
     }
 
-    BODY_STATES
+    BODY_STATES(accept)
 }
 
 #endif

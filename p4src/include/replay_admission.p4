@@ -4,8 +4,9 @@
  *
  *   1. checks     header sanity, lengths, replay_table_config, replay_acl ->
  *                 meta.status (docs/protocol.md lists the order)
- *   2. routing    SAMPLE n that passed: multicast to the group of 2^k >= n
- *                 replicas toward the requester's port (sample_replication); RESET:
+ *   2. routing    SAMPLE n (and UPDATE_BATCH of n entries) that passed:
+ *                 multicast to the group of 2^k >= n replicas toward the
+ *                 requester's port (sample_replication); RESET:
  *                 RESET_GROUP; everything else (refusals included): unicast
  *                 back to the requester's port or the CPU port.
  *
@@ -69,9 +70,10 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         meta.status = STATUS_DENIED;
     }
 
-    /* Where SAMPLE n from this port is replicated: group_base + 2^k holds 2^k
-     * replicas (rid 0 .. 2^k - 1) toward the port, k = 0 .. 8. The controller
-     * installs an entry and the groups for every port whose host may sample. */
+    /* Where SAMPLE n (or an UPDATE_BATCH of n entries) from this port is
+     * replicated: group_base + 2^k holds 2^k replicas (rid 0 .. 2^k - 1) toward
+     * the port, k = 0 .. 8. The controller installs an entry and the groups
+     * for every port whose host may sample or update. */
     table sample_replication {
         key = { meta.orig_port : exact; }
         actions = { replicate; no_replication; }
@@ -122,6 +124,10 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         bit<8> op = hdr.replay.op;
         if (op == OP_INSERT || op == OP_WRITE) {
             measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
+        } else if (op == OP_UPDATE_BATCH) {
+            /* count entries of ENTRY_BYTES (12 = 8 + 4) */
+            measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES + ((bit<16>)hdr.replay.count << 3)
+                            + ((bit<16>)hdr.replay.count << 2));
         } else {
             measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES);
         }
@@ -129,7 +135,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         meta.mode = (bit<8>)flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
         /* An UPDATE always carries its priority. */
         meta.has_priority = 0;
-        if ((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE) {
+        if ((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE || op == OP_UPDATE_BATCH) {
             meta.has_priority = 1;
         }
 
@@ -149,9 +155,12 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             meta.status = STATUS_UNKNOWN_OP;
         } else if (!hdr.payload.isValid() && (op == OP_INSERT || op == OP_WRITE)
                    || hdr.udp.length[15:15] == 0 && meta.udp_margin_op[15:15] == 1
-                   || hdr.ipv4.total_len[15:15] == 0 && meta.ip_margin_op[15:15] == 1) {
+                   || hdr.ipv4.total_len[15:15] == 0 && meta.ip_margin_op[15:15] == 1
+                   /* fewer than min(count, MAX_UPDATE_BATCH) entries in the frame */
+                   || op == OP_UPDATE_BATCH && meta.entries_parsed != hdr.replay.count
+                      && meta.entries_parsed != MAX_UPDATE_BATCH) {
             meta.status = STATUS_TRUNCATED;
-        } else if (op >= OP_READ && meta.from_cpu == 0) {
+        } else if (op >= OP_READ && op <= OP_SET_STATE && meta.from_cpu == 0) {
             meta.status = STATUS_DENIED;
         } else if (hdr.replay.table_id >= NUM_TABLES) {
             meta.status = STATUS_UNKNOWN_TABLE;
@@ -163,12 +172,14 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                 meta.capacity = NUM_SLOTS;
             }
             MARGIN(measure_limits();)
-            if (meta.status == STATUS_OK && meta.enabled == 0 && op <= OP_UPDATE) {
+            if (meta.status == STATUS_OK && meta.enabled == 0
+                && (op <= OP_UPDATE || op == OP_UPDATE_BATCH)) {
                 meta.status = STATUS_DISABLED;
             } else if (meta.status == STATUS_OK && meta.from_cpu == 0
                        && ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
                            || (op == OP_SAMPLE && (meta.allowed_ops & ALLOW_SAMPLE) == 0)
-                           || (op == OP_UPDATE && (meta.allowed_ops & ALLOW_UPDATE) == 0))) {
+                           || ((op == OP_UPDATE || op == OP_UPDATE_BATCH)
+                               && (meta.allowed_ops & ALLOW_UPDATE) == 0))) {
                 meta.status = STATUS_DENIED;
             }
             /* The op's own checks, and its route: one branch per op, so that
@@ -179,7 +190,8 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                     if (meta.from_cpu == 0) {
                         limiter.apply(hdr, meta);   /* per-host budget, <arch>/insert_limit.p4 */
                     }
-                } else if (op == OP_UPDATE || op == OP_READ || op == OP_WRITE) {
+                } else if (op == OP_UPDATE || op == OP_READ || op == OP_WRITE
+                           || BATCH_ENTRY_ADMITTED) {
                     /* slot >= capacity (the capacity's top bit is clear) */
                     if (!BELOW(hdr.replay.slot, meta.capacity, meta.slot_margin, 31)) {
                         meta.status = STATUS_BAD_SLOT;
@@ -194,14 +206,26 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                     } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
                         meta.status = STATUS_BATCH_TOO_LARGE;
                     } else if (meta.redraw == 0) {
-                        /* ---- 2. routing: n replicas (a copy drawn again is one) */
-                        meta.copies = hdr.replay.count - 1;
-                        if (sample_replication.apply().hit) {
-                            batch_replicas.apply();
-                        }
+                        meta.replicate = 1;   /* a copy drawn again is one */
+                    }
+                } else if (op == OP_UPDATE_BATCH) {
+                    /* count > MAX_UPDATE_BATCH (16): at least 16 and not 16 */
+                    if (hdr.replay.count == 0) {
+                        meta.status = STATUS_MALFORMED;
+                    } else if (hdr.replay.count[7:4] != 0 && hdr.replay.count != MAX_UPDATE_BATCH) {
+                        meta.status = STATUS_BATCH_TOO_LARGE;
+                    } else {
+                        meta.replicate = 1;   /* one copy per entry */
                     }
                 } else if (op == OP_RESET) {
                     meta.mcast_grp = RESET_GROUP;
+                }
+                /* ---- 2. routing: SAMPLE n, UPDATE_BATCH of n: n replicas */
+                if (meta.replicate == 1) {
+                    meta.copies = hdr.replay.count - 1;
+                    if (sample_replication.apply().hit) {
+                        batch_replicas.apply();
+                    }
                 }
             }
         }

@@ -3,10 +3,14 @@
  * its reply, addressed back to the requester, in two parts:
  *
  *   ReplyAddress  what every reply to the request shares: addresses and ports
- *                 swapped, the header made a well-formed v1 reply, the lengths
- *                 and meta.frame_len of a reply with a payload (the longest).
+ *                 swapped, the header made a well-formed reply of this version,
+ *                 the lengths and meta.frame_len of a reply with a payload
+ *                 (the longest).
  *   ReplyFields   what is this reply's own: status, index, slot, stamp,
- *                 priority, size, total.
+ *                 priority, size, total; it sheds what only a request carries
+ *                 (an INSERT's or WRITE's payload, an UPDATE_BATCH's entries),
+ *                 so that every reply but SAMPLE's and READ's is the header
+ *                 alone. An UPDATE_BATCH's ACK carries the batch's tally.
  *   ReplyLengths  the lengths of a reply without a payload.
  *
  * ReplyBuilder applies all three in egress, where the egress port is already
@@ -58,7 +62,7 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
         hdr.udp.checksum = 0;
 
         header_present.apply(hdr.replay);
-        /* A reply is always well-formed v1, whatever the request was. */
+        /* A reply is always well formed, of this version, whatever the request was. */
         hdr.replay.version = REPLAY_VERSION;
         hdr.replay.reserved = 0;
         /* flags: FLAGS_RESERVED (bits 7, 6, 3) cleared, FLAG_REPLY (bit 0) set */
@@ -85,9 +89,27 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
 
 /* unwritten: a SAMPLE reply still on a slot that holds no experience after its
  * redraws (RecordCheck), which says NOT_READY; its request was counted with
- * meta.status, OK. */
+ * meta.status, OK. An UPDATE_BATCH's ACK (the copy that completed the tally,
+ * counted with its own entry's status): OK, slot = entries applied, stamp =
+ * entries STALE, the rest 0. */
 control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritten) {
+    DropEntries() drop_entries;
+
     apply {
+        if (hdr.replay.op == OP_INSERT || hdr.replay.op == OP_WRITE) {
+            hdr.payload.setInvalid();
+        } else if (hdr.replay.op == OP_UPDATE_BATCH) {
+            drop_entries.apply(hdr.batch);
+            if (meta.batch_state == BATCH_LAST) {
+                meta.status = STATUS_OK;
+                meta.index = 0;
+                meta.slot = (bit<32>)meta.batch_counts[4:0];
+                meta.stamp = (bit<32>)meta.batch_counts[9:5];
+                meta.priority = 0;
+                meta.size = 0;
+                meta.total = 0;
+            }
+        }
         if (unwritten) {
             hdr.replay.status = STATUS_NOT_READY;
         } else {

@@ -8,6 +8,11 @@
  *   SAMPLE n   each of the n copies the PRE made (rid = reply index) draws its
  *              own sample: n egress passes, no recirculation. The PRE makes
  *              2^k >= n copies; the ones past n are dropped first thing.
+ *   UPDATE_BATCH of n entries: replicated the same way; each copy is the
+ *              UPDATE of entry rid (include/batch.p4: picked here on
+ *              v1model, on the ingress pass after a first loop on TNA),
+ *              tallied (<arch>/batch_tally.p4) when an ACK was asked for,
+ *              and the copy that completes the tally answers.
  *   RESET      RESET_FANOUT copies per round (rid = slot - reset_base), each
  *              clearing one slot; the round's last copy recirculates for the
  *              next round, and the last copy of the last round answers.
@@ -24,6 +29,7 @@
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
  *   SlotStore     slot_record_stamp, slot_record_priority, payload_p0 .. p7
  *                 (a reply's stamp, priority and payload: one record)
+ *   BatchTally    (an UPDATE_BATCH entry's last pass, ACK asked) batch_tally
  *   SampleStats   right after the record, for the SAMPLE reply this pass
  *                 sends: replay_sampled[table] per experience a SAMPLE
  *                 returns, replay_not_ready[table] per SAMPLE reply answered
@@ -124,6 +130,8 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta) {
                                                : plan(RING_READ_SIZE, 0,           0,           TREE_WALK,  STORE_READ);
             (STATUS_OK, OP_SAMPLE, _, _, _)    : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
             (STATUS_OK, OP_UPDATE, _, _, _)    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
+            (STATUS_OK, OP_UPDATE_BATCH, _, _, _)
+                                               : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
             (STATUS_OK, OP_READ, _, _, _)      : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
             (STATUS_OK, OP_WRITE, _, _, _)     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
             (STATUS_OK, OP_RESET, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT)
@@ -182,7 +190,9 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
     /* First matching row first. A SAMPLE is counted by its reply 0 alone; a
      * refused SAMPLE answers once (reply 0), a RESET at the last copy of its
      * last round, an INSERT or UPDATE (done or stale) only when it asked for
-     * an ACK (counted either way); everything else answers. */
+     * an ACK (counted either way), an UPDATE_BATCH entry (each counted) only
+     * when it completed its batch's tally, a refused UPDATE_BATCH once;
+     * everything else answers. */
     table replay_verdict {
         key = {
             hdr.replay.op    : ternary;
@@ -191,22 +201,25 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
             meta.index       : ternary;
             meta.reset_base  : ternary;
             hdr.replay.flags : ternary;
+            meta.batch_state : ternary;
         }
         actions = { draw_again; next_round; reply; drop; }
         const entries = {
-            (OP_SAMPLE, STATUS_OK, 0, _, _, _)   : draw_again();
-            (OP_SAMPLE, _, _, 0, _, _)           : reply(1);
-            (OP_SAMPLE, STATUS_OK, _, _, _, _)   : reply(0);
-            (OP_SAMPLE, _, _, _, _, _)           : drop(0);
-            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT, _)
+            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_LAST)  : reply(1);
+            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_ENTRY) : drop(1);
+            (OP_SAMPLE, STATUS_OK, 0, _, _, _, _)   : draw_again();
+            (OP_SAMPLE, _, _, 0, _, _, _)           : reply(1);
+            (OP_SAMPLE, STATUS_OK, _, _, _, _, _)   : reply(0);
+            (OP_SAMPLE, _, _, _, _, _, _)           : drop(0);
+            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT, _, _)
                                                  : reply(1);
-            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), _, _)
+            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), _, _, _)
                                                  : next_round();
-            (OP_RESET, STATUS_OK, _, _, _, _)    : drop(0);
-            (OP_INSERT, STATUS_OK, _, _, _, 0 &&& FLAG_ACK)    : drop(1);
-            (OP_INSERT, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK) : drop(1);
-            (OP_UPDATE, STATUS_OK, _, _, _, 0 &&& FLAG_ACK)    : drop(1);
-            (OP_UPDATE, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK) : drop(1);
+            (OP_RESET, STATUS_OK, _, _, _, _, _)    : drop(0);
+            (OP_INSERT, STATUS_OK, _, _, _, 0 &&& FLAG_ACK, _)    : drop(1);
+            (OP_INSERT, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK, _) : drop(1);
+            (OP_UPDATE, STATUS_OK, _, _, _, 0 &&& FLAG_ACK, _)    : drop(1);
+            (OP_UPDATE, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK, _) : drop(1);
         }
         default_action = reply(1);
     }
@@ -314,6 +327,10 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 #endif
     ReplayPlan() plan;
     ReplayVerdict() verdict;
+#if PICK_IN_EGRESS
+    BatchPick() pick;
+#endif
+    BatchTally() tally;
 
     ReplayStats() stats;
     SampleStats() sample_stats;
@@ -333,6 +350,15 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         meta.size_margin = meta.size - meta.min_size;
     })
 
+    /* An UPDATE_BATCH copy's first pass on an architecture that picks its entry
+     * on the next ingress pass (PICK_IN_EGRESS 0): round again, as one copy
+     * (redraw: admitted again, not replicated) of index copy_index. */
+    action pick_round() {
+        meta.verdict = EGRESS_AGAIN;
+        meta.redraw = 1;
+        meta.copy_index = meta.index;
+    }
+
     apply {
         bit<8> op = hdr.replay.op;
         if (meta.is_replica == 1) {
@@ -341,11 +367,22 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             meta.index = meta.copy_index;
         }
         /* rid >= count */
-        if (meta.is_replica == 1 && op == OP_SAMPLE
+        if (meta.is_replica == 1 && (op == OP_SAMPLE || op == OP_UPDATE_BATCH)
             && (meta.rid[15:8] != 0
                 || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
+        } else if (BATCH_PICK_PASS) {
+            pick_round();
         } else {
+#if PICK_IN_EGRESS
+            /* an UPDATE_BATCH copy: the UPDATE of entry rid (slot < capacity) */
+            if (op == OP_UPDATE_BATCH && meta.is_replica == 1 && meta.status == STATUS_OK) {
+                pick.apply(hdr, meta.index);
+                if (!BELOW(hdr.replay.slot, meta.capacity, meta.slot_margin, 31)) {
+                    meta.status = STATUS_BAD_SLOT;
+                }
+            }
+#endif
             plan.apply(hdr, meta);   /* also sets meta.table_index */
             /* a SAMPLE reply's slot holds no experience (RecordCheck); set next
              * to the buckets' first values, in the same action */
@@ -414,6 +451,14 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 sample_stats.apply(hdr, meta, unwritten);
             }
 #endif
+            /* an UPDATE_BATCH entry's outcome, in its last pass */
+            if (op == OP_UPDATE_BATCH && BATCH_ENTRY_PASS && !MORE_PHASES) {
+                meta.batch_state = BATCH_ENTRY;
+                if ((hdr.replay.flags & FLAG_ACK) != 0) {
+                    tally.apply(hdr, meta);
+                }
+            }
+
             bit<1> counted;
             verdict.apply(hdr, meta, counted);
 

@@ -61,6 +61,15 @@ const bit<32> INSTANCE_REPLICATION = 5;
  * request there (include/replay_reply.p4). */
 #define EGRESS_ADDRESSES_REPLIES 1
 
+/* An UPDATE_BATCH copy (a replica: a refused batch is not replicated) picks
+ * its entry in its egress pass, from the entries the copy carries
+ * (include/batch.p4), and that pass is the entry's last. */
+#define PICK_IN_EGRESS 1
+#define BATCH_PICK_PASS false
+#define BATCH_ENTRY_PASS (meta.is_replica == 1)
+/* ... so ingress admits a batch whole and checks its entries' slots nowhere. */
+#define BATCH_ENTRY_ADMITTED false
+
 /* A copy's reply index is its replication id. */
 #define REPLY_INDEX_CELL
 #define REPLY_INDEX meta.index = (bit<8>)meta.rid;

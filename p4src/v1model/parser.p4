@@ -37,7 +37,8 @@ parser ReplayParser(packet_in pkt,
     }
 
     state parse_ethernet {
-        headers.apply(pkt, hdr.ethernet, hdr.arp, hdr.ipv4, hdr.udp, hdr.replay, hdr.payload);
+        headers.apply(pkt, hdr.ethernet, hdr.arp, hdr.ipv4, hdr.udp, hdr.replay, hdr.payload,
+                      hdr.batch, meta.entries_parsed);
         transition accept;
     }
 }
@@ -68,6 +69,7 @@ control ReplayDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.udp);
         pkt.emit(hdr.replay);
         pkt.emit(hdr.payload);
+        pkt.emit(hdr.batch);
     }
 }
 

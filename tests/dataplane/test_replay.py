@@ -167,7 +167,7 @@ ERROR_CASES = {
     "disabled table": (lambda: protocol.encode(protocol.sample(2, 1)), Status.DISABLED),
     "below min size": (lambda: protocol.encode(protocol.sample(3, 1)), Status.BELOW_MIN_SIZE),
     "batch over max": (lambda: protocol.encode(protocol.sample(3, 5)), Status.BATCH_TOO_LARGE),
-    "bad version": (lambda: raw_header(version=2), Status.MALFORMED),
+    "bad version": (lambda: raw_header(version=1), Status.MALFORMED),
     "reserved bits": (lambda: raw_header(reserved=1), Status.MALFORMED),
     "reply flag in a request": (lambda: raw_header(flags=protocol.Flag.REPLY), Status.MALFORMED),
     "mode 3": (lambda: raw_header(flags=0x30), Status.MALFORMED),
@@ -175,7 +175,7 @@ ERROR_CASES = {
     "truncated header": (lambda: protocol.encode(protocol.sample(1, 1))[:20], Status.TRUNCATED),
     "truncated payload": (lambda: protocol.encode(protocol.insert(1, payload(0)))[:50],
                           Status.TRUNCATED),
-    "unknown op": (lambda: raw_header(op=9), Status.UNKNOWN_OP),
+    "unknown op": (lambda: raw_header(op=10), Status.UNKNOWN_OP),
     "op zero": (lambda: raw_header(op=0), Status.UNKNOWN_OP),
     "slot out of range": (lambda: protocol.encode(protocol.update(0, 64, 1, 1.0)), Status.BAD_SLOT),
     "cpu-only op from a host": (lambda: protocol.encode(protocol.read(0, 0)), Status.DENIED),
@@ -238,7 +238,7 @@ def test_malformed_and_random_packets_change_nothing(clean: PacketTestbed) -> No
             body = good[: rng.randrange(len(good))]
         else:
             body = bytearray(good)
-            body[0] = rng.choice([0, 2, 255])  # bad version: refused before any write
+            body[0] = rng.choice([0, 1, 255])  # bad version: refused before any write
             body = bytes(body)
         clean.send("h1", clean.replay_frame("h1", body))
     clean.drain()

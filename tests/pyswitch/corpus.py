@@ -262,7 +262,7 @@ def replicate_egress() -> Corpus:
 
 
 def _replay_request(op: int, flags: int = 0, table: int = 0, count: int = 0,
-                    src: str = "198.18.0.1", version: int = 1, payload: bytes = b"",
+                    src: str = "198.18.0.1", version: int = 2, payload: bytes = b"",
                     cut: int | None = None, slot: int = 0, stamp: int = 0,
                     priority: int = 3 << 16) -> bytes:
     body = struct.pack("!8B5IQ", version, op, flags, 0, table, count, 0, 0, 0x01020304, slot,
@@ -270,6 +270,11 @@ def _replay_request(op: int, flags: int = 0, table: int = 0, count: int = 0,
     frame = bytes(Ether(dst="02:00:00:00:00:fe", src="02:00:00:00:00:01")
                   / IP(src=src, dst="198.18.255.254") / UDP(sport=5000, dport=45000) / body)
     return frame if cut is None else frame[:cut]
+
+
+def _entries(*entries: tuple[int, int, int]) -> bytes:
+    """An UPDATE_BATCH's (slot, stamp, priority) entries as the wire carries them."""
+    return b"".join(struct.pack("!3I", *e) for e in entries)
 
 
 def _one_experience(table: int, priority: int) -> list[dict[str, Any]]:
@@ -364,8 +369,8 @@ def replay() -> Corpus:
         Case("insert_noack_rate_limited", 1, _replay_request(1, 0x04, table=2, payload=payload)),
         Case("cpu_insert_not_limited", 255, cpu + _replay_request(1, 0x02, table=2,
                                                                   payload=payload)),
-        Case("bad_version", 1, _replay_request(2, version=2)),
-        Case("unknown_op", 1, _replay_request(9)),
+        Case("bad_version", 1, _replay_request(2, version=1)),
+        Case("unknown_op", 1, _replay_request(10)),
         Case("unknown_table", 1, _replay_request(2, table=9, count=1)),
         Case("truncated_header", 1, _replay_request(2, count=1, cut=42 + 10)),
         Case("sample_empty", 1, _replay_request(2, 0x10, count=2)),
@@ -376,6 +381,16 @@ def replay() -> Corpus:
         Case("sample_not_ready", 1, _replay_request(2, 0x10, table=3, count=2)),
         Case("update_ack", 1, _replay_request(3, 0x02, table=2, stamp=1, priority=5 << 16)),
         Case("update_stale", 1, _replay_request(3, 0x02, table=2, stamp=9)),
+        # UPDATE_BATCH: slot 0 with its stamp (applied), a stale stamp, a slot past
+        # the capacity, in the copies of group 256 + 4 (the fourth dropped)
+        Case("update_batch_ack", 1, _replay_request(9, 0x02, table=2, count=3, payload=_entries(
+            (0, 1, 6 << 16), (0, 9, 1 << 16), (5000, 1, 1 << 16)))),
+        Case("update_batch_noack", 1, _replay_request(9, 0, table=2, count=2, payload=_entries(
+            (0, 1, 7 << 16), (0, 2, 1 << 16)))),
+        Case("update_batch_too_large", 1, _replay_request(9, 0x02, table=2, count=17,
+                                                          payload=_entries(*[(0, 1, 1)] * 17))),
+        Case("update_batch_cut_short", 1, _replay_request(9, 0x02, table=2, count=2,
+                                                          payload=_entries((0, 1, 1)))),
         Case("read_not_cpu", 1, _replay_request(4)),
         Case("cpu_read", 255, cpu + _replay_request(4, table=2)),
         Case("cpu_get_state", 255, cpu + _replay_request(7, table=2)),

@@ -94,7 +94,10 @@ class SwitchUnderTest:
         for port, out in self.sw.process(CPU_PORT if cpu else HOST_PORT, frame):
             assert port == (CPU_PORT if cpu else HOST_PORT)
             pkt = scapy_l2.Ether(out[2:] if cpu else out)
-            replies.append(protocol.decode(bytes(pkt[scapy_inet.UDP].payload)))
+            data = bytes(pkt[scapy_inet.UDP].payload)
+            reply = protocol.decode(data)
+            assert len(data) == len(protocol.encode(reply)), reply  # exactly what it carries
+            replies.append(reply)
         return sorted(replies, key=lambda m: m.index)  # a redrawn reply comes later
 
     def register(self, name: str, dtype: type = np.int64) -> np.ndarray:
@@ -134,7 +137,7 @@ def random_requests(rng: np.random.Generator, count: int, svc: ReplayService):
     stamps = [0, 1, 2]
     for _ in range(count):
         kind = rng.choice(["insert", "insert", "insert", "sample", "sample", "update", "update",
-                           "cpu", "host_cpu", "junk"])
+                           "batch", "cpu", "host_cpu", "junk"])
         table = int(rng.choice([0, 0, 0, 1, 1, 2, 3, 4]))
         rid = int(rng.integers(1, 2**32))
         src = str(rng.choice([HOST, HOST, HOST, ACTOR, OUTSIDER]))
@@ -158,6 +161,8 @@ def random_requests(rng: np.random.Generator, count: int, svc: ReplayService):
             msg = protocol.update(table, slot, stamp,
                                   float(rng.choice([0.0, 0.75, 2.0, 12.5, 40.0])),
                                   ack=bool(rng.random() < 0.7), request_id=rid)
+        elif kind == "batch":
+            msg = batch_request(rng, table, rid, svc, stamps)
         elif kind in ("cpu", "host_cpu"):
             op = rng.choice(["read", "write", "get", "set"])
             slot = int(rng.integers(0, 10))
@@ -180,6 +185,27 @@ def random_requests(rng: np.random.Generator, count: int, svc: ReplayService):
         yield protocol.encode(msg), src, False
 
 
+def batch_request(rng: np.random.Generator, table: int, rid: int, svc: ReplayService,
+                  stamps: list[int]) -> Message:
+    """An UPDATE_BATCH of 0 .. MAX_UPDATE_BATCH + 2 entries (0 and past the maximum:
+    refused), each a held slot and stamp half the time, else any slot below 10 (some
+    past table 0's capacity of 8) and a recent stamp; slots may repeat."""
+    n = int(rng.integers(0, protocol.MAX_UPDATE_BATCH + 3))
+    held = np.flatnonzero(svc.tables[table].stamps) if table < NUM_TABLES else []
+    entries = []
+    for _ in range(n):
+        slot = int(rng.integers(0, 10))
+        stamp = int(rng.choice(stamps[-12:])) + int(rng.integers(0, 2))
+        if len(held) and rng.random() < 0.5:
+            slot = int(rng.choice(held))
+            stamp = int(svc.tables[table].stamps[slot])
+        entries.append(protocol.Entry(slot, stamp, protocol.priority_to_fixed(
+            float(rng.choice([0.0, 0.75, 2.0, 12.5, 40.0])))))
+    flags = protocol.Flag.ACK if rng.random() < 0.7 else 0
+    return Message(op=Op.UPDATE_BATCH, table=table, flags=flags, count=n, entries=tuple(entries),
+                   request_id=rid)
+
+
 def check_sampled(reply: Message, svc: ReplayService) -> None:
     """A SAMPLE reply against the table it drew from: OK carries the slot's record
     (stamp, priority, payload); NOT_READY a slot with stamp 0, its priority, no payload."""
@@ -195,7 +221,7 @@ def check_sampled(reply: Message, svc: ReplayService) -> None:
 def test_service_answers_like_the_compiled_program() -> None:
     switch, svc = SwitchUnderTest(), service()
     statuses: set[int] = set()
-    updated = 0
+    updated = batches = 0
     for data, src, cpu in random_requests(np.random.default_rng(11), 600, svc):
         want = switch.request(data, src, cpu)
         got = svc.handle(parse_request(data), src, from_cpu=cpu)
@@ -203,6 +229,7 @@ def test_service_answers_like_the_compiled_program() -> None:
         for g, w in zip(got, want, strict=True):
             statuses.add(w.status)
             updated += w.op == Op.UPDATE and w.ok
+            batches += w.op == Op.UPDATE_BATCH and w.ok and w.slot > 0
             if w.op == Op.SAMPLE and w.status in (Status.OK, Status.NOT_READY):
                 # draws differ: whether a reply found an unwritten slot may too
                 fields = ("op", "flags", "count", "index", "request_id", "size", "total")
@@ -212,7 +239,9 @@ def test_service_answers_like_the_compiled_program() -> None:
             else:
                 assert g == w, data.hex()
     assert {s.value for s in Status} - statuses == set()
-    assert updated > 10
+    assert updated > 10 and batches > 5
+    for status in (Status.OK, Status.STALE, Status.BAD_SLOT, Status.BATCH_TOO_LARGE):
+        assert svc.count(0, Op.UPDATE_BATCH, status) > 0, status.name
     for t in range(NUM_TABLES):
         table = svc.tables[t]
         for name, value in (("ring.ring_ptr", table.pointer), ("ring.ring_count", table.size),

@@ -1,0 +1,57 @@
+/*
+ * batch.p4 -- an UPDATE_BATCH's entries: how a copy takes its own, and how a
+ * packet sheds them.
+ *
+ * An UPDATE_BATCH of n entries is replicated like SAMPLE n (admission: the
+ * requester port's groups, rid 0 .. 2^k - 1, the copies past n dropped); each
+ * copy is one entry's UPDATE, in a pass of its own. BatchPick writes entry
+ * `index` (the copy's rid) into the header's slot, stamp and priority, where
+ * the rest of the service reads an UPDATE's: a table keyed on the index with
+ * one constant entry per entry, so no header is addressed by a run-time
+ * index. v1model picks in the copy's egress pass (the entries travel with
+ * every copy); TNA in the ingress pass after the copy's first loop, whose
+ * parser reaches entries the egress parser cannot (tna/arch.p4, PICK_*).
+ * Every copy's outcome is tallied (<arch>/batch_tally.p4), and the one that
+ * completes the tally answers for the batch, if the request asked for an ACK.
+ */
+#ifndef REPLAY_BATCH_P4
+#define REPLAY_BATCH_P4
+
+/* meta.batch_state: what this pass is to its UPDATE_BATCH. */
+const bit<2> BATCH_NONE  = 0;   /* no entry: another op, or a batch refused whole */
+const bit<2> BATCH_ENTRY = 1;   /* an entry's last pass */
+const bit<2> BATCH_LAST  = 2;   /* ... the one that completed the batch's tally: it answers */
+
+/* Entry `index` into the header's slot, stamp and priority. */
+control BatchPick(inout headers_t hdr, in bit<8> index) {
+#define PICK_ACTION(i) \
+    action pick_##i() { \
+        hdr.replay.slot = hdr.batch.e##i.slot; \
+        hdr.replay.stamp = hdr.batch.e##i.stamp; \
+        hdr.replay.priority = hdr.batch.e##i.priority; \
+    }
+    FOR_EACH_ENTRY(PICK_ACTION)
+
+#define PICK_NAME(i) pick_##i;
+#define PICK_ROW(i) i : pick_##i();
+    table batch_entry {
+        key = { index : exact; }
+        actions = { FOR_EACH_ENTRY(PICK_NAME) NoAction; }
+        const entries = { FOR_EACH_ENTRY(PICK_ROW) }
+        default_action = NoAction();   /* index >= MAX_UPDATE_BATCH: admission refuses those */
+    }
+
+    apply {
+        batch_entry.apply();
+    }
+}
+
+/* The entries out of the packet (a reply carries none). */
+control DropEntries(inout batch_t batch) {
+    apply {
+#define DROP_ENTRY(i) batch.e##i.setInvalid();
+        FOR_EACH_ENTRY(DROP_ENTRY)
+    }
+}
+
+#endif
