@@ -4,6 +4,8 @@
 #   make test    the test suite (bmv2 tests skip when bmv2 is absent)
 #   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
+#   make bench-training  the end-to-end race alone: CartPole-v1 to solved per backend,
+#                actors 1, 2, 4 and seeds 1-3 through SWITCH (BENCH_ARGS to narrow it)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
 #   make clean   remove build leftovers, caches and run outputs
@@ -22,7 +24,7 @@ SOAK_SECONDS ?= 600
 SOAK_ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup p4 test lint run bench mininet soak clean
+.PHONY: setup p4 test lint run bench bench-training mininet soak clean
 
 setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
 
@@ -53,6 +55,10 @@ run: setup
 
 bench: setup
 	$(BIN)/python -m agent.orchestration.bench --switch $(SWITCH) $(BENCH_ARGS)
+
+bench-training: setup
+	$(BIN)/python -m agent.orchestration.bench --switch none --rounds 1 --training \
+		--training-switch $(SWITCH) $(BENCH_ARGS)
 
 mininet: setup
 	$(BIN)/python -m agent.orchestration.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \

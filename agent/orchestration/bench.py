@@ -4,6 +4,8 @@
     python -m agent.orchestration.bench --switch python --rounds 3 --out /tmp/bench
     python -m agent.orchestration.bench --out docs/benchmarks  # replace the committed results
     python -m agent.orchestration.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
+    python -m agent.orchestration.bench --switch none --rounds 1 --training \
+        --training-switch python   # `make bench-training`: the end-to-end race alone
     python -m agent.orchestration.bench --switch none --make-run   # make run: bmv2 / Python switch
 
 Per switch (the Python switch always, bmv2 when installed) one namespace
@@ -71,6 +73,7 @@ from agent.orchestration.benchmarks.training import (
     launch_hook,
     run_training,
     summarize,
+    wall_ratios,
 )
 from agent.replay.client import BACKENDS, ReplayClient
 from agent.replay.host_server import Pacing
@@ -310,8 +313,10 @@ def bench_training(args: argparse.Namespace, hook: TrainingHook, testbeds: dict)
                         args.log_dir / "training" / f"{b}-a{n}-s{seed}-{stamp}", pacing)
             for seed in args.training_seeds for n in args.training_actors for b in args.backends]
     runs = run_training(jobs, hook, Budget(args.training_budget))
+    summary = summarize(runs)
     return base | {"status": f"ran {len(runs)} of {len(jobs)} runs", "switch": switch,
-                   "host_pacing": describe(pacing), "runs": runs, "summary": summarize(runs)}
+                   "host_pacing": describe(pacing), "runs": runs, "summary": summary,
+                   "wall_ratios": wall_ratios(summary)}
 
 
 def bench_make_run(args: argparse.Namespace, hook: TrainingHook) -> dict:

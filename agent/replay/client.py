@@ -23,10 +23,16 @@ Loss handling (UDP is lossy; every call is bounded in time):
   first wait restarts when a request started before it is answered, and once
   when one times out (so a dead service costs one extra first wait, not one
   per request in flight).
-* INSERT/UPDATE with ACK are resent with the same request id, so a late ACK
-  still matches and each request counts once. Delivery is at least once: an
-  insert whose ACK (not the request) was lost is stored twice.
-* INSERT/UPDATE without ACK are fire-and-forget and counted as sent. Error
+* INSERT with ACK is resent with the same request id, so a late ACK still
+  matches and each request counts once. Delivery is at least once: an insert
+  whose ACK (not the request) was lost is stored twice.
+* `update` sends priorities as UPDATE_BATCH requests of up to
+  MAX_UPDATE_BATCH entries (a slot and stamp repeated in one call is sent
+  once, with its last priority). With ACK a batch is resent with a new request
+  id (the switch tallies a batch's copies by request id: docs/protocol.md),
+  registered with the first, so a late ACK to either still matches; applying
+  an entry twice sets the same priority twice.
+* INSERT/UPDATE_BATCH without ACK are fire-and-forget and counted as sent. Error
   replies the switch sends for them anyway are counted as `refused` when they
   are next drained (and logged once per op and status). INSERTs refused
   RATE_LIMITED (the table's per-host limit) are also counted in `rate_limited`.
@@ -71,7 +77,9 @@ import numpy as np
 
 from agent.contract import protocol
 from agent.contract.protocol import (
+    MAX_UPDATE_BATCH,
     REPLAY_UDP_PORT,
+    BatchAck,
     Inserted,
     Message,
     Mode,
@@ -89,8 +97,8 @@ BACKENDS = ("switch", "host", "inprocess")
 _REPLY, _SAMPLE = int(protocol.Flag.REPLY), int(Op.SAMPLE)
 _OK, _NOT_READY = int(Status.OK), int(Status.NOT_READY)
 STAT_KEYS = ("inserts", "samples", "sample_batches", "partial_batches", "updates", "stale",
-             "retries", "timeouts", "lost_replies", "refused", "dropped_replies",
-             "malformed_replies", "rate_limited", "not_ready")
+             "update_requests", "retries", "timeouts", "lost_replies", "refused",
+             "dropped_replies", "malformed_replies", "rate_limited", "not_ready")
 
 
 class ReplayError(RuntimeError):
@@ -330,21 +338,36 @@ class ReplayClient:
 
     def update(self, slots: Iterable[int], stamps: Iterable[int],
                priorities: Iterable[float]) -> int:
-        """Set priorities of sampled slots (ignored where the stamp changed).
+        """Set priorities of sampled slots (ignored where the stamp changed), in
+        UPDATE_BATCH requests of up to MAX_UPDATE_BATCH entries: a learner step's
+        64 priorities are 4 requests. A (slot, stamp) given twice is sent once,
+        with its last priority.
 
-        Returns the number of STALE updates, known only with ack_updates."""
-        msgs = [protocol.update(self.table, int(s), int(t), float(p), ack=self.ack_updates,
-                                request_id=self._new_id())
-                for s, t, p in zip(slots, stamps, priorities, strict=True)]
+        Returns the number of STALE entries, known only with ack_updates. Counts
+        `updates` (the entries asked for, less the STALE ones with ack_updates),
+        `stale` and `update_requests`."""
+        latest: dict[tuple[int, int], float] = {}
+        asked = 0
+        for s, t, p in zip(slots, stamps, priorities, strict=True):
+            latest[(int(s), int(t))] = float(p)
+            asked += 1
+        keys = list(latest)
+        msgs = []
+        for i in range(0, len(keys), MAX_UPDATE_BATCH):
+            part = keys[i:i + MAX_UPDATE_BATCH]
+            msgs.append(protocol.update_batch(
+                self.table, [k[0] for k in part], [k[1] for k in part],
+                [latest[k] for k in part], ack=self.ack_updates, request_id=self._new_id()))
         if not self.ack_updates:
-            self._fire(msgs, "updates")
+            self._fire(msgs, "update_requests")
+            self._counts["updates"] += asked
             return 0
-        pendings = self._run_acked(Op.UPDATE, msgs)
-        replies = [m for p in pendings for m in p.replies.values()]
-        stale = sum(1 for m in replies if m.status == Status.STALE)
-        self._counts["updates"] += len(replies) - stale
+        self._counts["update_requests"] += len(msgs)
+        pendings = self._run_acked(Op.UPDATE_BATCH, msgs)
+        stale = sum(BatchAck.of(m).stale for p in pendings for m in p.replies.values())
+        self._counts["updates"] += asked - stale
         self._counts["stale"] += stale
-        self._raise_failures(Op.UPDATE, pendings)
+        self._raise_failures(Op.UPDATE_BATCH, pendings)
         return stale
 
     def sample_async(self, n: int, mode: int = Mode.DEFAULT) -> PendingRequest:
@@ -487,7 +510,8 @@ class ReplayClient:
             self._ask_again(pending, now)
 
     def _ask_again(self, pending: PendingRequest, now: float) -> None:
-        """The next attempt: the request again, or a SAMPLE for the replies missing."""
+        """The next attempt: the request again (an UPDATE_BATCH under a new request
+        id, whose tally starts afresh), or a SAMPLE for the replies missing."""
         pending.attempt += 1
         pending.deadline = now + self.policy.timeout_for(pending.attempt, pending.first_timeout)
         if pending.op == Op.SAMPLE:
@@ -496,6 +520,8 @@ class ReplayClient:
             msg = protocol.sample(self.table, missing, mode=pending.message.mode,
                                   request_id=self._new_id())
             self._register(pending, msg)
+        elif pending.op == Op.UPDATE_BATCH:
+            self._register(pending, protocol.with_request_id(pending.message, self._new_id()))
         else:
             self.transport.send(pending.message)
 

@@ -7,7 +7,8 @@ One step, top to bottom:
      priority, total and size,
   3. n-step double-DQN target y = R + gamma^k (1 - done) Q_target(s', argmax Q(s')),
      weighted Huber loss, Adam step with gradient clipping,
-  4. new priorities (|y - Q(s, a)| + eps)^alpha sent back as stamp-guarded UPDATEs,
+  4. new priorities (|y - Q(s, a)| + eps)^alpha sent back stamp-guarded, in
+     UPDATE_BATCH requests of up to 16 entries (4 for a batch of 64),
   5. every target_update steps copy Q into the target network, every
      broadcast_every steps broadcast the weights to the actors.
 """

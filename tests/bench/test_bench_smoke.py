@@ -31,10 +31,13 @@ PNG_MAGIC = b"\x89PNG"
 
 
 def fake_hook(job: TrainingJob) -> TrainingResult:
-    """A training run that 'solves' at once, so the training plumbing is exercised."""
+    """A training run that 'solves' at once, so the training plumbing is exercised: the
+    in-network one in half the host server's time, 64 samples and 4 UPDATE requests
+    per learner step."""
+    wall = 1.0 if job.backend == "switch" else 2.0
     return TrainingResult(job.backend, job.actors, job.seed, solved=True, env_steps=1000,
-                          learner_steps=100, wall_s=2.0, eval_return=500.0,
-                          curve=[(0.5, 20.0), (2.0, 480.0)])
+                          learner_steps=100, wall_s=wall, eval_return=500.0, samples=6400,
+                          update_requests=400, curve=[(0.5, 20.0), (wall, 480.0)])
 
 
 def op_keys(batch_sizes: tuple[int, ...]) -> set[str]:
@@ -72,7 +75,16 @@ def check_common(tmp_path: Path, results: dict) -> None:
     assert {(r["backend"], r["actors"]) for r in training["summary"]} == {
         (b, n) for b in ("switch", "host", "inprocess") for n in (1, 2)}
     assert all(r["solved"] == r["runs"] == 1 for r in training["summary"])
-    assert all(r["median_env_steps_per_s"] == 500.0 for r in training["summary"])  # 1000 / 2 s
+    for r in training["summary"]:
+        wall = 1.0 if r["backend"] == "switch" else 2.0
+        assert r["median_env_steps_per_s"] == 1000 / wall
+        assert r["median_learner_steps_per_s"] == 100 / wall
+        assert r["median_samples_per_s"] == 6400 / wall
+        assert r["median_update_requests_per_step"] == 4.0
+    assert training["wall_ratios"] == [{"actors": 1, "in_network_over_host": 0.5},
+                                       {"actors": 2, "in_network_over_host": 0.5}]
+    assert "| learner steps/s | sampled/s | UPDATE requests/step |" in md
+    assert "host server's (medians): 1 actors 0.50, 2 actors 0.50." in md
 
 
 def test_inprocess_only(tmp_path: Path) -> None:

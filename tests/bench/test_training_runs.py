@@ -1,31 +1,33 @@
-"""A training run the benchmark started is stopped so that it can tear down."""
+"""What a training run leaves behind, read back for the end-to-end race."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import json
 from pathlib import Path
 
-from agent.orchestration.benchmarks.training import stop_launch
-
-# A stand-in for agent.orchestration.launch: it records a teardown when SIGTERM arrives.
-CHILD = """
-import signal, sys, time
-from pathlib import Path
-def down(*_):
-    Path(sys.argv[1]).write_text("torn down")
-    sys.exit(0)
-signal.signal(signal.SIGTERM, down)
-print("ready", flush=True)
-time.sleep(30)
-"""
+from agent.orchestration.benchmarks.training import TrainingResult, read_run
 
 
-def test_stop_launch_lets_the_launcher_tear_down(tmp_path: Path) -> None:
-    marker = tmp_path / "teardown"
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(marker)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    stop_launch(proc)
-    assert proc.returncode == 0
-    assert marker.read_text() == "torn down"
+def write_run(run_dir: Path, client: dict) -> None:
+    run_dir.mkdir()
+    (run_dir / "summary.json").write_text(json.dumps({"client": client}))
+    (run_dir / "metrics.csv").write_text("wall_s,train_return,eval_return\n1.5,20.0,\n"
+                                         "3.0,480.5,500\n")
+
+
+def test_a_run_reports_its_samples_update_requests_and_curve(tmp_path: Path) -> None:
+    write_run(tmp_path / "run", {"samples": 640, "updates": 640, "update_requests": 40})
+    got = read_run(tmp_path / "run", TrainingResult("switch", 2, 1))
+    assert (got.samples, got.update_requests) == (640, 40)
+    assert got.curve == [(1.5, 20.0), (3.0, 480.5)]
+
+
+def test_a_client_of_single_updates_counts_one_request_per_update(tmp_path: Path) -> None:
+    write_run(tmp_path / "run", {"samples": 640, "updates": 640})
+    got = read_run(tmp_path / "run", TrainingResult("host", 1, 3))
+    assert (got.samples, got.update_requests) == (640, 640)
+
+
+def test_a_run_without_its_files_reports_nothing(tmp_path: Path) -> None:
+    got = read_run(tmp_path / "missing", TrainingResult("inprocess", 4, 2))
+    assert (got.samples, got.update_requests, got.curve) == (0, 0, [])

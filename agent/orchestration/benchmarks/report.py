@@ -290,16 +290,28 @@ def _training_markdown(training: dict) -> list[str]:
     lines = ["## Training: CartPole-v1 to solved", ""]
     if not training.get("summary"):
         return [*lines, f"Not run: {training['status']}.", ""]
-    lines += [f"Status: {training['status']}. Per run at most {training['max_seconds']:.0f} s "
-              f"and {training['max_env_steps']:,} env steps; medians over solved runs.", "",
+    switch = training.get("switch")
+    lines += [f"Status: {training['status']}"
+              + (f", through the {SWITCH_NAMES.get(switch, switch)}" if switch else "")
+              + f". Per run at most {training['max_seconds']:.0f} s "
+              f"and {training['max_env_steps']:,} env steps; env steps and wall time: medians "
+              "over solved runs; the rates: medians over all runs.", "",
               "| backend | actors | solved / runs | env steps to solve | wall s to solve "
-              "| env steps/s |",
-              "|---|---:|---:|---:|---:|---:|"]
+              "| env steps/s | learner steps/s | sampled/s | UPDATE requests/step |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in training["summary"]:
         lines.append(f"| {BACKEND_NAMES.get(row['backend'], row['backend'])} | {row['actors']} "
                      f"| {row['solved']} / {row['runs']} | {_fmt(row['median_env_steps'])} "
                      f"| {_fmt(row['median_wall_s'])} "
-                     f"| {_fmt(row.get('median_env_steps_per_s'))} |")
+                     f"| {_fmt(row.get('median_env_steps_per_s'))} "
+                     f"| {_fmt(row.get('median_learner_steps_per_s'))} "
+                     f"| {_fmt(row.get('median_samples_per_s'))} "
+                     f"| {_fmt(row.get('median_update_requests_per_step'))} |")
+    ratios = training.get("wall_ratios") or []
+    if ratios:
+        lines += ["", "In-network wall time to solve over the host server's (medians): "
+                  + ", ".join(f"{r['actors']} actors {r['in_network_over_host']:.2f}"
+                              for r in ratios) + "."]
     return [*lines, ""]
 
 

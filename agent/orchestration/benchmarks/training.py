@@ -1,14 +1,18 @@
 """Training comparison: env steps and wall time to solve CartPole-v1 per backend,
-actor count and seed, each run bounded in env steps and seconds.
+actor count and seed, each run bounded in env steps and seconds, with the pace the
+replay path allowed the Learner: learner steps and sampled experiences per second,
+UPDATE requests per learner step.
 
 A run is one call of a hook, `TrainingJob -> TrainingResult`. The default hook
 runs `python -m agent.orchestration.launch` (the `make run` entry point, which builds its own
-testbed) and reads its SUMMARY line and metrics.csv; tests pass a fake hook.
+testbed) and reads its SUMMARY line, summary.json and metrics.csv (`read_run`); tests
+pass a fake hook.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 import statistics
 import subprocess
@@ -52,6 +56,8 @@ class TrainingResult:
     learner_steps: int = 0
     wall_s: float = math.nan
     eval_return: float = math.nan
+    samples: int = 0            # experiences SAMPLE replies fed the Learner
+    update_requests: int = 0    # UPDATE / UPDATE_BATCH requests the Learner sent
     curve: list[tuple[float, float]] = field(default_factory=list)
     error: str | None = None
 
@@ -94,7 +100,19 @@ def launch_hook(job: TrainingJob) -> TrainingResult:
     result.learner_steps = int(summary.get("learner_steps", 0))
     result.wall_s = float(summary.get("wall_s", math.nan))
     result.eval_return = float(summary.get("eval_return", math.nan))
-    result.curve = read_curve(job.run_dir / "metrics.csv")
+    return read_run(job.run_dir, result)
+
+
+def read_run(run_dir: Path, result: TrainingResult) -> TrainingResult:
+    """The Learner's replay traffic from the run's summary.json (its client's counters:
+    a client that sends single UPDATEs counts one request per update) and the return
+    curve from its metrics.csv."""
+    path = run_dir / "summary.json"
+    if path.exists():
+        client = json.loads(path.read_text()).get("client", {})
+        result.samples = int(client.get("samples", 0))
+        result.update_requests = int(client.get("update_requests", client.get("updates", 0)))
+    result.curve = read_curve(run_dir / "metrics.csv")
     return result
 
 
@@ -146,20 +164,42 @@ def run_training(jobs: list[TrainingJob], hook: TrainingHook, budget: Budget) ->
 
 def summarize(runs: list[dict]) -> list[dict]:
     """Per (backend, actors): runs, solved, medians of env steps and wall time of solved
-    runs, and the median env steps/s of all runs (the pace the replay path allowed)."""
+    runs, and medians over all runs of the pace the replay path allowed: env steps,
+    learner steps and sampled experiences per second, UPDATE requests per learner step."""
     groups: dict[tuple[str, int], list[dict]] = {}
     for r in runs:
         groups.setdefault((r["backend"], r["actors"]), []).append(r)
     rows = []
     for (backend, actors), rs in sorted(groups.items()):
         solved = [r for r in rs if r["solved"]]
+        timed = [r for r in rs if r["wall_s"] > 0]
+        stepped = [r for r in rs if r.get("learner_steps", 0) > 0]
         rows.append({"backend": backend, "actors": actors, "runs": len(rs),
                      "solved": len(solved),
                      "median_env_steps": _median([r["env_steps"] for r in solved]),
                      "median_wall_s": _median([r["wall_s"] for r in solved]),
                      "median_env_steps_per_s": _median([r["env_steps"] / r["wall_s"]
-                                                        for r in rs if r["wall_s"] > 0])})
+                                                        for r in timed]),
+                     "median_learner_steps_per_s": _median([r.get("learner_steps", 0) / r["wall_s"]
+                                                            for r in timed]),
+                     "median_samples_per_s": _median([r.get("samples", 0) / r["wall_s"]
+                                                      for r in timed]),
+                     "median_update_requests_per_step": _median(
+                         [r.get("update_requests", 0) / r["learner_steps"] for r in stepped])})
     return rows
+
+
+def wall_ratios(summary: list[dict]) -> list[dict]:
+    """Per actor count: the in-network median wall time to solve over the host server's
+    through the same switch (the end-to-end race), where both solved."""
+    walls = {(r["backend"], r["actors"]): r["median_wall_s"] for r in summary}
+    out = []
+    for actors in sorted({a for _, a in walls}):
+        switch, host = walls.get(("switch", actors)), walls.get(("host", actors))
+        if switch is not None and host is not None and host > 0 and not (
+                math.isnan(switch) or math.isnan(host)):
+            out.append({"actors": actors, "in_network_over_host": switch / host})
+    return out
 
 
 def _median(values: list[float]) -> float:

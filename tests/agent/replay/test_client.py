@@ -60,6 +60,28 @@ def test_insert_sample_update_round_trip(client: ReplayClient) -> None:
     assert stats["refused"] == 1 and stats["timeouts"] == 0
 
 
+@pytest.mark.parametrize("backend", ["inprocess", "host"])
+def test_update_sends_batches_of_sixteen_and_merges_repeats(server: HostServer,
+                                                            backend: str) -> None:
+    c = make_client(backend, service=server.service, address=server.address, table=1,
+                    ack_inserts=True, ack_updates=True, policy=FAST)
+    acks = c.insert_many(payloads(40), priorities=[1.0] * 40)
+    slots = [a.slot for a in acks] + [acks[0].slot]
+    stamps = [a.stamp for a in acks] + [acks[0].stamp]
+    stamps[5] += 100  # stale
+    prios = [2.0] * 40 + [9.0]  # slot 0 twice: the last priority wins
+    assert c.update(slots, stamps, prios) == 1
+    stats = c.stats()
+    assert stats["update_requests"] == 3  # 40 distinct entries: 16 + 16 + 8
+    assert (stats["updates"], stats["stale"]) == (41 - 1, 1)
+    got = server.service.tables[1].priorities
+    assert got[acks[0].slot] == 9 * protocol.PRIORITY_ONE
+    assert got[acks[5].slot] == protocol.PRIORITY_ONE
+    assert got[acks[6].slot] == 2 * protocol.PRIORITY_ONE
+    assert server.service.count(1, Op.UPDATE_BATCH, Status.OK) == 39
+    c.close()
+
+
 def test_prefetching_sampler_keeps_requests_in_flight(client: ReplayClient) -> None:
     client.insert_many(payloads(8))
     sampler = client.sampler(4, Mode.UNIFORM, depth=3)

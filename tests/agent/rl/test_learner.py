@@ -55,8 +55,13 @@ def test_learner_smoke_run_trains_updates_priorities_and_broadcasts(tmp_path: Pa
     assert all(i is not None for i in infos)
     assert all(np.isfinite(i.loss) for i in infos)  # type: ignore[union-attr]
     assert not np.array_equal(before, flat_parameters(learner.q))
-    assert svc.count(0, Op.UPDATE, Status.OK) == 300 * HP.batch_size
-    assert client.stats()["samples"] == 300 * HP.batch_size
+    stats = client.stats()
+    assert stats["samples"] == stats["updates"] == 300 * HP.batch_size
+    # a step's priorities go out as UPDATE_BATCHes of 16: two per step of 32 (one when
+    # repeats in the batch leave 16 slots or fewer)
+    assert 300 <= stats["update_requests"] <= 2 * 300
+    entries = sum(svc.count(0, Op.UPDATE_BATCH, st) for st in (Status.OK, Status.STALE))
+    assert 300 * 16 < entries <= 300 * HP.batch_size and svc.count(0, Op.UPDATE, Status.OK) == 0
     update = receiver.poll(timeout=1.0)
     assert update is not None and update.version == 300
     assert np.array_equal(update.flat, flat_parameters(learner.q))
