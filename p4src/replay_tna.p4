@@ -12,7 +12,8 @@
  *             Ipv4Forwarding; a replay request (refusals too) goes to
  *             LOOP_PORT, its decisions in bridge_h. Ingress holds no replay
  *             state.
- *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index); RESET:
+ *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index);
+ *             UPDATE_BATCH of n entries: the same (rid = entry index); RESET:
  *             RESET_FANOUT copies to LOOP_PORT (the controller's groups).
  *   egress    on LOOP_PORT: ReplayService; the packet leaves with loop_h.
  *   ingress   loop_h.verdict EGRESS_REPLY: a finished reply, addressed
@@ -20,7 +21,8 @@
  *             forwarded to the requester (or the CPU port); else the
  *             request's next pass: a
  *             SAMPLE reply drawn again (every draw overshot), the next RESET
- *             round. On its way through LOOP_PORT a replay packet carries its
+ *             round, an UPDATE_BATCH copy after its first loop, which takes
+ *             its own entry here (BatchPick) and is admitted as that UPDATE. On its way through LOOP_PORT a replay packet carries its
  *             addressing behind the replay header (tna/bridge.p4).
  *   egress    of the requester's port: forwarding only.
  * Broadcast copies are readdressed in the egress of their ports.
@@ -40,6 +42,8 @@
 #include "include/forwarding.p4"
 #include "tna/insert_limit.p4"
 #include "include/replay_admission.p4"
+#include "include/batch.p4"
+#include "tna/batch_tally.p4"
 #include "tna/table_state.p4"
 #include "tna/sum_tree.p4"
 #include "tna/phases.p4"
@@ -63,6 +67,8 @@ control ReplayIngress(inout tna_headers_t hdr,
     ReplyAddress() reply_address;
     ReplyLengths() reply_lengths;
     ToLoopLayout() to_loop;
+    BatchPick() pick;
+    DropEntries() drop_entries;
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -92,6 +98,7 @@ control ReplayIngress(inout tna_headers_t hdr,
             }
             reply_address.apply(hdr.replay, meta, meta.out_port);
             reply_lengths.apply(hdr.replay, meta);
+            drop_entries.apply(hdr.replay.batch);   /* a refused UPDATE_BATCH's */
         } else if (hdr.loop.isValid() && hdr.loop.phase != 0) {
             /* The request's next phase: admitted already, back to the state. */
             meta.is_request = 1;
@@ -116,6 +123,11 @@ control ReplayIngress(inout tna_headers_t hdr,
             } else if (hdr.replay.arp.isValid()) {
                 arp.apply(hdr.replay, meta);
             } else if (meta.is_request == 1) {
+                if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.redraw == 1) {
+                    /* a copy back from its first loop: the UPDATE of its entry */
+                    pick.apply(hdr.replay, meta.copy_index);
+                    drop_entries.apply(hdr.replay.batch);
+                }
                 replay.apply(hdr.replay, meta);
                 to_loop.apply(hdr);
             } else if (hdr.replay.ipv4.isValid()) {
@@ -201,6 +213,13 @@ control ReplayEgress(inout tna_headers_t hdr,
                 hdr.loop.has_payload = 1;
             } else {
                 hdr.loop.has_payload = 0;
+            }
+            /* an UPDATE_BATCH's entries follow, unparsed, until a copy picks its
+             * own: in the copies' first pass and a batch refused whole */
+            if (hdr.replay.replay.op == OP_UPDATE_BATCH && hdr.bridge.redraw == 0) {
+                hdr.loop.has_entries = 1;
+            } else {
+                hdr.loop.has_entries = 0;
             }
         } else if (meta.is_replica == 1) {
             broadcast.apply(hdr.replay, meta);

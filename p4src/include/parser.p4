@@ -64,26 +64,30 @@
     state parse_entry_##i { \
         pkt.extract(entries.e##i); \
         parsed = i + 1; \
-        transition select(replay.count) { \
+        transition select(count) { \
             next: accept; \
             default: parse_entry_##next; \
         } \
     }
-#define ENTRY_STATES \
-    state parse_entries { \
-        transition select(replay.count) { \
-            0: accept; \
-            default: parse_entry_0; \
-        } \
-    } \
-    FOR_EACH_ENTRY_STEP(ENTRY_STATE) \
-    FOR_LAST_ENTRY(LAST_ENTRY_STATE)
 #define LAST_ENTRY_STATE(i) \
     state parse_entry_##i { \
         pkt.extract(entries.e##i); \
         parsed = i + 1; \
         transition accept; \
     }
+
+parser EntriesParser(packet_in pkt, in bit<8> count, out batch_t entries, out bit<8> parsed) {
+    state start {
+        parsed = 0;
+        transition select(count) {
+            0: accept;
+            default: parse_entry_0;
+        }
+    }
+
+    FOR_EACH_ENTRY_STEP(ENTRY_STATE)
+    FOR_LAST_ENTRY(LAST_ENTRY_STATE)
+}
 
 /* The whole stack, as a packet on the wire carries it. */
 parser ReplayHeaderParser(packet_in pkt,
@@ -95,6 +99,8 @@ parser ReplayHeaderParser(packet_in pkt,
                           out replay_payload_h payload,
                           out batch_t entries,
                           out bit<8> parsed) {
+    EntriesParser() entries_parser;
+
     state start {
         parsed = 0;
         transition parse_ethernet;
@@ -102,7 +108,11 @@ parser ReplayHeaderParser(packet_in pkt,
 
     ADDRESS_STATES(select(udp.dst_port) { REPLAY_UDP_PORT: parse_replay; default: accept; })
     BODY_STATES(parse_entries)
-    ENTRY_STATES
+
+    state parse_entries {
+        entries_parser.apply(pkt, replay.count, entries, parsed);
+        transition accept;
+    }
 }
 
 /* Ethernet to UDP only: what forwarding reads and rewrites. */

@@ -104,6 +104,16 @@ typedef bit<32> sum_t;
  * to draw again keeps its request's addressing untouched. */
 #define EGRESS_ADDRESSES_REPLIES 0
 
+/* An UPDATE_BATCH copy's first pass (a replica) goes round at once: its entry
+ * lies past what the egress parser on LOOP_PORT reaches (160 bytes), and the
+ * ingress pass after it picks it (replay_tna.p4) and admits the copy again,
+ * as one UPDATE (redraw: not replicated again) whose slot admission checks.
+ * Its later passes are the entry's (its last one tallies it). */
+#define PICK_IN_EGRESS 0
+#define BATCH_PICK_PASS (hdr.replay.op == OP_UPDATE_BATCH && meta.is_replica == 1)
+#define BATCH_ENTRY_PASS (meta.redraw == 1)
+#define BATCH_ENTRY_ADMITTED (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 1)
+
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */
 #define REPLY_INDEX_CELL Hash<bit<8>>(HashAlgorithm_t.IDENTITY) reply_index;

@@ -19,14 +19,19 @@
  *   loop_h    1 B each has_payload, redraw, verdict, from_cpu (each in
  *             the byte's low bits) |
  *             2 B orig_port | 1 B copy_index | 1 B phase | 1 B mode |
- *             1 B redraws | 4 B reset_base                            = 16 B
+ *             1 B redraws | 4 B reset_base | 1 B has_entries        = 17 B
  *
  * A replay packet on its way through LOOP_PORT is laid out
- *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [Ethernet IPv4 UDP]
+ *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [entry_h x n]?
+ *   [Ethernet IPv4 UDP]
  * so that the egress parser reads the replay header and payload and nothing
  * else: Tofino 1's egress parser looks at most 160 bytes deep (egress
  * intrinsic metadata 27 + bridge_h 20 + replay_h 36 + payload 64 = 147). The
  * ingress pass that delivers the reply puts the addressing back in front.
+ * An UPDATE_BATCH's entries (up to 16 x 12 = 192 bytes) ride unparsed through
+ * the egress passes until the ingress pass after a copy's first loop, whose
+ * parser reads them all (16 + 17 + 36 + 192 = 261 bytes deep), takes the
+ * copy's own and drops them (include/batch.p4).
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4
@@ -51,11 +56,11 @@ header bridge_h {
 
 /* Every field in a byte of its own, with padding (an egress action may write
  * a PHV container from at most two sources: bits packed from several fields
- * and constants are more than that). Egress writes only has_payload: the
- * egress parser fills in what the header carries unchanged, and redraw,
- * verdict, phase, copy_index, redraws and reset_base are the egress's own
- * metadata fields (@pa_alias in replay_tna.p4), so that no table after the
- * verdict copies them. */
+ * and constants are more than that). Egress writes only has_payload and
+ * has_entries: the egress parser fills in what the header carries unchanged,
+ * and redraw, verdict, phase, copy_index, redraws and reset_base are the
+ * egress's own metadata fields (@pa_alias in replay_tna.p4), so that no table
+ * after the verdict copies them. */
 header loop_h {
     bit<7>  pad0;
     bit<1>  has_payload;     /* replay_h is followed by a replay_payload_h */
@@ -71,6 +76,8 @@ header loop_h {
     bit<8>  mode;            /* SAMPLE: its sampling mode, for the later phases */
     bit<8>  redraws;
     bit<32> reset_base;
+    bit<7>  pad4;
+    bit<1>  has_entries;     /* replay_h is followed by an UPDATE_BATCH's entries */
 }
 
 /* A replay packet's addressing while it goes through LOOP_PORT: after the

@@ -4,9 +4,9 @@
  * LOOP_PORT (tna/bridge.p4).
  *
  *   ingress   intrinsic metadata, port metadata (skipped), then by port:
- *             LOOP_PORT -> loop_h, the replay header and payload, the
- *             addressing (into the stack's own headers); CPU_PORT ->
- *             packet_out; then the stack.
+ *             LOOP_PORT -> loop_h, the replay header and payload or an
+ *             UPDATE_BATCH's entries, the addressing (into the stack's own
+ *             headers); CPU_PORT -> packet_out; then the stack.
  *   egress    intrinsic metadata, bridge_h (every packet carries one), then a
  *             replay request's replay header and payload, or another packet's
  *             Ethernet to UDP.
@@ -24,6 +24,7 @@ parser ReplayIngressParser(packet_in pkt,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     ReplayHeaderParser() headers;
     AddressHeaderParser() address;
+    EntriesParser() entries;
 
     /* The intrinsic metadata the shared controls read goes into meta here
      * too (but the request's port, orig_port: the reply's packet_in header
@@ -55,14 +56,20 @@ parser ReplayIngressParser(packet_in pkt,
         meta.copy_index = hdr.loop.copy_index;
         meta.reset_base = hdr.loop.reset_base;
         pkt.extract(hdr.replay.replay);
-        transition select(hdr.loop.has_payload) {
-            1: parse_loop_payload;
+        transition select(hdr.loop.has_payload, hdr.loop.has_entries) {
+            (1, _): parse_loop_payload;
+            (0, 1): parse_loop_entries;
             default: parse_tail;
         }
     }
 
     state parse_loop_payload {
         pkt.extract(hdr.replay.payload);
+        transition parse_tail;
+    }
+
+    state parse_loop_entries {
+        entries.apply(pkt, hdr.replay.replay.count, hdr.replay.batch, meta.entries_parsed);
         transition parse_tail;
     }
 
@@ -79,7 +86,8 @@ parser ReplayIngressParser(packet_in pkt,
 
     state parse_stack {
         headers.apply(pkt, hdr.replay.ethernet, hdr.replay.arp, hdr.replay.ipv4,
-                      hdr.replay.udp, hdr.replay.replay, hdr.replay.payload);
+                      hdr.replay.udp, hdr.replay.replay, hdr.replay.payload, hdr.replay.batch,
+                      meta.entries_parsed);
         transition accept;
     }
 }
@@ -151,6 +159,7 @@ parser ReplayEgressParser(packet_in pkt,
         hdr.loop.pad1 = 0;
         hdr.loop.pad2 = 0;
         hdr.loop.pad3 = 0;
+        hdr.loop.pad4 = 0;
         transition parse_body;
     }
 

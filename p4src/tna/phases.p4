@@ -51,6 +51,8 @@ control PhasePlan(in headers_t hdr, inout metadata_t meta) {
             (OP_INSERT, TREE_ADD, ADD_PHASE)         : next(PHASE_RECORD);
             (OP_UPDATE, TREE_ADD, 0)                 : next(ADD_PHASE);
             (OP_UPDATE, TREE_ADD, ADD_PHASE)         : next(PHASE_RECORD);
+            (OP_UPDATE_BATCH, TREE_ADD, 0)           : next(ADD_PHASE);
+            (OP_UPDATE_BATCH, TREE_ADD, ADD_PHASE)   : next(PHASE_RECORD);
             (OP_WRITE,  TREE_ADD, 0)                 : next(ADD_PHASE);
             (OP_WRITE,  TREE_ADD, ADD_PHASE)         : next(PHASE_RECORD);
             (OP_RESET,  TREE_ADD, 0)                 : next(ADD_PHASE);

@@ -9,8 +9,8 @@
  *   bits 14..10  entries done      bits 9..5  STALE      bits 4..0  applied
  * Each copy's last pass adds its outcome in one action (atomic on bmv2, one
  * RegisterAction on TNA): a cell tagged for another request counts from zero;
- * the copy that brings `done` to the batch's count takes the counts
- * (meta.batch_counts) and clears the cell. Copies finish in any order (bmv2's
+ * the copy that brings `done` to the batch's count (or past it) takes the
+ * counts (meta.batch_counts) and clears the cell. Copies finish in any order (bmv2's
  * egress threads, TNA's phases), and whichever finishes last answers. A
  * copy lost on its way leaves its batch's cell unfinished: no ACK (the client
  * asks again, with a new request id), and the cell starts over for the next
@@ -39,8 +39,8 @@ control BatchTally(in headers_t hdr, inout metadata_t meta) {
         meta.lo = (meta.lo[31:16] == hdr.replay.request_id[TALLY_BITS + 15:TALLY_BITS])
                   ? meta.lo : hdr.replay.request_id[TALLY_BITS + 15:TALLY_BITS] ++ 16w0;
         meta.lo = meta.lo + (bit<32>)outcome;
-        meta.batch_counts = (meta.lo[14:10] == hdr.replay.count[4:0]) ? meta.lo[15:0] : 16w0;
-        batch_tally.write(meta.cell, (meta.lo[14:10] == hdr.replay.count[4:0]) ? 32w0 : meta.lo);
+        meta.batch_counts = (meta.lo[14:10] >= hdr.replay.count[4:0]) ? meta.lo[15:0] : 16w0;
+        batch_tally.write(meta.cell, (meta.lo[14:10] >= hdr.replay.count[4:0]) ? 32w0 : meta.lo);
     }
 
     table batch_outcome {

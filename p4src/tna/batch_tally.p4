@@ -1,0 +1,82 @@
+/*
+ * tna/batch_tally.p4 -- v1model/batch_tally.p4 on TNA: the same register name
+ * and outcome, as one RegisterAction on a pair cell.
+ *
+ * batch_tally: 2^TALLY_BITS cells of (tag, counts), cell = the request id's
+ * low TALLY_BITS bits, tag = the rest of it. counts is laid out as on
+ * v1model: bits 14..10 entries done, 9..5 STALE, 4..0 applied. One
+ * RegisterAction adds a copy's outcome: a cell tagged for another request
+ * counts from zero; the copy that finds `done` at count - 1 or more (the
+ * last floor, (count - 1) << 10) takes the counts with its own outcome added
+ * and clears them. Copies finish in any order (each takes its UPDATE's
+ * phases on its own), and whichever finishes last answers.
+ */
+#ifndef REPLAY_BATCH_TALLY_P4
+#define REPLAY_BATCH_TALLY_P4
+
+/* An entry's outcome, as added to its cell: one done, and applied or STALE. */
+const bit<32> TALLY_DONE    = 0x0400;
+const bit<32> TALLY_APPLIED = 0x0001;
+const bit<32> TALLY_STALE   = 0x0020;
+
+struct tally_t {
+    bit<32> tag;
+    bit<32> counts;
+}
+
+control BatchTally(in headers_t hdr, inout metadata_t meta) {
+    Register<tally_t, bit<32>>(1 << TALLY_BITS) batch_tally;
+    CELL_INDEX(tally_cell);
+
+    bit<32> tag = 0;
+    bit<32> outcome = 0;
+    bit<32> last_floor = 0;
+
+    RegisterAction<tally_t, bit<32>, bit<32>>(batch_tally) tally_entry = {
+        void apply(inout tally_t cell, out bit<32> finished) {
+            if (cell.tag != tag) {
+                cell.tag = tag;
+                cell.counts = 0;
+            }
+            if (cell.counts >= last_floor) {
+                finished = cell.counts + outcome;
+                cell.counts = 0;
+            } else {
+                finished = 0;
+                cell.counts = cell.counts + outcome;
+            }
+        }
+    };
+
+    action tally(bit<32> entry_outcome) {
+        outcome = entry_outcome;
+        tag = (bit<32>)hdr.replay.request_id[31:TALLY_BITS];
+        last_floor = (bit<32>)(hdr.replay.count - 1) << 10;
+    }
+
+    table batch_outcome {
+        key = { meta.status : exact; }
+        actions = { tally; }
+        const entries = {
+            STATUS_OK    : tally(TALLY_DONE | TALLY_APPLIED);
+            STATUS_STALE : tally(TALLY_DONE | TALLY_STALE);
+        }
+        default_action = tally(TALLY_DONE);   /* BAD_SLOT, or refused on a later pass */
+        size = 4;
+    }
+
+    action count_entry() {
+        meta.batch_counts = tally_entry.execute(
+            tally_cell.get({hdr.replay.request_id[TALLY_BITS - 1:0]}))[15:0];
+    }
+
+    apply {
+        batch_outcome.apply();
+        count_entry();
+        if (meta.batch_counts != 0) {
+            meta.batch_state = BATCH_LAST;
+        }
+    }
+}
+
+#endif
