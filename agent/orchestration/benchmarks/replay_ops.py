@@ -12,7 +12,8 @@ One call of `measure` is one backend's share of a round:
     sample.MODE.N.cpu.*  for the largest N, with a CpuMeter: µs of CPU per reply of
                        each watched process, its busiest thread and the client, and the
                        floor those costs put on the time per reply (cpu.py)
-    update_rate        ACKed UPDATEs/s of slots just inserted, with the window in flight
+    update_rate        ACKed priority updates/s of slots just inserted, as the client sends
+                       them (UPDATE_BATCHes of up to 16), with the window in flight
 
 Every operation also gets `.retries`, `.lost` and `.late` (the client's retries,
 replies missing at a deadline, and replies that came after all and were dropped
@@ -156,7 +157,8 @@ def _insert_rate(client: ReplayClient, budget: OpsBudget,
 
 def _update_rate(client: ReplayClient, acks: list[Inserted], budget: OpsBudget,
                  rng: np.random.Generator) -> float:
-    """ACKed priority updates per second over the slots `acks` name."""
+    """ACKed priority updates per second over the slots `acks` name (each call's slots
+    distinct, so every update counted is one the client sends)."""
     if not acks:
         return 0.0
     slots = np.array([a.slot for a in acks])
@@ -165,7 +167,8 @@ def _update_rate(client: ReplayClient, acks: list[Inserted], budget: OpsBudget,
     start = time.perf_counter()
     deadline = start + budget.seconds
     while done < budget.updates and time.perf_counter() < deadline:
-        pick = rng.integers(0, len(acks), size=min(CHUNK, budget.updates - done))
+        size = min(CHUNK, budget.updates - done, len(acks))
+        pick = rng.choice(len(acks), size=size, replace=False)
         client.update(slots[pick], stamps[pick], rng.uniform(0.1, 4.0, size=len(pick)))
         done += len(pick)
     return done / (time.perf_counter() - start)
