@@ -1,5 +1,6 @@
 # In-network experience replay: the targets users expect.
-#   make setup   create .venv and install the project (Python 3.11)
+#   make setup   create .venv and install the project (Python 3.11); EXTRAS=box2d,atari
+#                adds the environments beyond classic control (LunarLander, ALE games)
 #   make p4      compile p4src/ with p4c into p4src/build/ (needs p4c)
 #   make test    the test suite (bmv2 tests skip when bmv2 is absent)
 #   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
@@ -21,10 +22,13 @@ BENCH_ARGS ?=
 SOAK_SECONDS ?= 600
 SOAK_ARGS ?=
 PYTEST_ARGS ?=
+EXTRAS ?=
+comma := ,
+EXTRA_STAMPS := $(foreach e,$(subst $(comma), ,$(EXTRAS)),$(VENV)/.extra-$(e))
 
 .PHONY: setup p4 test lint run bench mininet soak clean
 
-setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
+setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py $(EXTRA_STAMPS)
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
@@ -32,6 +36,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@touch $@
+
+# An optional extra of pyproject.toml, installed when asked for (EXTRAS=...).
+$(VENV)/.extra-%: pyproject.toml $(VENV)/.installed
+	@echo "[setup] installing the $* extra"
+	$(BIN)/pip install --progress-bar on -e '.[$*]'
 	@touch $@
 
 # IPython settings for p4runtime-shell (replayctl shell); see the file's docstring.

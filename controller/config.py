@@ -23,6 +23,7 @@ from agent.contract.protocol import (
     SAMPLING_MODES,
     acl_mask,
 )
+from agent.contract.storage import STORAGE_MODES
 from controller.target import BMV2, TARGETS, Target
 
 DEFAULT_CONFIG = Path(__file__).resolve().with_name("testbed.yaml")  # every tool's default
@@ -54,6 +55,7 @@ class ReplayTable:
     mode: str = "prioritized"
     enabled: bool = True
     insert_limit: int | None = None     # INSERTs per host per window; None: unlimited
+    storage: str = "auto"               # how payloads are kept (STORAGE_MODES); not on the switch
 
     @property
     def mode_code(self) -> int:
@@ -307,6 +309,8 @@ def table_problems(t: ReplayTable) -> list[tuple[str, str]]:
         problems.append(("max_batch", f"must be 1..{MAX_BATCH}"))
     if t.mode not in SAMPLING_MODES:
         problems.append(("mode", f"'{t.mode}' is not one of {', '.join(SAMPLING_MODES)}"))
+    if t.storage not in STORAGE_MODES:
+        problems.append(("storage", f"'{t.storage}' is not one of {', '.join(STORAGE_MODES)}"))
     if t.insert_limit is not None and not 0 <= t.insert_limit <= MAX_INSERT_LIMIT:
         problems.append(("insert_limit", f"must be 0..{MAX_INSERT_LIMIT} INSERTs per host per "
                                          "window (omit it for no limit)"))
@@ -322,7 +326,8 @@ def validate_table(t: ReplayTable, where: str) -> ReplayTable:
 
 def _table(node: _Node) -> ReplayTable:
     f = _fields(node, {"id": int, "capacity": int, "min_size": int, "max_batch": int,
-                       "mode": str, "enabled": bool, "insert_limit": int}, ("id",))
+                       "mode": str, "enabled": bool, "insert_limit": int, "storage": str},
+                ("id",))
     t = ReplayTable(**{k: v for k, (_, v) in f.items()})
     for key, problem in table_problems(t):
         raise node.fail(key, problem, f.get(key, f["id"])[0])

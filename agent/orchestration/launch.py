@@ -51,13 +51,7 @@ from agent.contract.protocol import REPLAY_UDP_PORT
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.replay.host_server import Pacing, allow_spec
 from agent.replay.server_process import ServerProcess
-from agent.rl.hparams import (
-    MAX_ACTORS,
-    Hyperparams,
-    add_run_options,
-    apply_overrides,
-    check_env,
-)
+from agent.rl.hparams import MAX_ACTORS, Hyperparams, add_run_options, check_env, for_env
 from agent.rl.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.testbed.netns import LossError, have_netns
@@ -104,7 +98,7 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
         hosts.append(roles["replay_server"][0])
     names = {h.name for h in hosts}
     train = replace(base.table(table), capacity=hp.capacity, min_size=hp.learning_starts,
-                    mode=hp.sample_mode, enabled=True)
+                    mode=hp.sample_mode, enabled=True, storage=hp.storage)
     cfgmod.validate_table(train, f"{base.source}: table {table} for this run")
     tables = tuple(train if t.id == table else t for t in base.tables)
     acl = tuple(a for a in base.acl if a.host in names)
@@ -133,6 +127,8 @@ def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | Non
            "--max-env-steps", str(args.max_env_steps), "--max-seconds", str(args.max_seconds),
            "--run-dir", str(args.run_dir), "--table", str(args.table)]
     cmd += [a for item in args.set for a in ("--set", item)]
+    if args.storage:
+        cmd += ["--storage", args.storage]
     if cfg is None or bed is None or replay is None:
         return cmd
     learner = next(h for h in cfg.hosts if h.role == "learner")
@@ -200,10 +196,11 @@ def namespace_testbed(cfg: Config, kind: str, log_dir: Path) -> Testbed:
     return Testbed(cfg, kind, log_dir=log_dir)
 
 
-def check_training(args: argparse.Namespace) -> Hyperparams:
-    """The options every backend shares: hyperparameters and the environment."""
-    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
-    check_env(hp.env_id)
+def check_training(args: argparse.Namespace, table_storage: str = "auto") -> Hyperparams:
+    """The options every backend shares: hyperparameters, the environment and the storage
+    mode (--storage, else the config table's), resolved into args.storage for the trainer."""
+    hp, _ = check_env(for_env(args.env, args.set, args.storage or table_storage))
+    args.storage = hp.storage
     return hp
 
 
@@ -218,13 +215,15 @@ def name_run_dir(args: argparse.Namespace, kind: str | None) -> Path:
 def run_config(args: argparse.Namespace) -> tuple[Config, str]:
     """The config of this run and the switch kind, after checking every option and
     that the machine can host it; names the run dir (it is not created yet)."""
-    hp = check_training(args)
+    base = cfgmod.load(args.config)
+    hp = check_training(args, next((t.storage for t in base.tables if t.id == args.table),
+                                   "auto"))
     ok, why = have_netns()
     if not ok:
         raise LaunchError(f"the testbed cannot run here: {why} "
                           "(BACKEND=inprocess trains without it)")
     kind = resolve_kind(args.switch)
-    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    cfg = training_config(base, hp, args.table, args.actors, args.backend)
     name_run_dir(args, kind)
     return cfg, kind
 

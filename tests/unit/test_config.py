@@ -19,6 +19,9 @@ def test_good_config_loads_with_defaults() -> None:
     assert cfg.acl[1].mask == 0x06
     assert cfg.broadcast is not None and cfg.broadcast.members == ("actor1",)
     assert cfg.switch.cpu_port == 255
+    assert cfg.table(0).storage == "auto"
+    assert config.parse(GOOD.replace("mode: uniform}", "mode: uniform, storage: reference}")
+                        ).table(0).storage == "reference"
 
 
 def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
@@ -41,6 +44,8 @@ def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
     ("role: actor}", "role: actor, colour: red}", ":5: hosts[1].colour: unknown field"),
     ("mode: uniform}", "mode: uniform, insert_limit: 70000}",
      ":7: tables[0].insert_limit: must be 0..65535 INSERTs per host per window"),
+    ("mode: uniform}", "mode: uniform, storage: zip}",
+     ":7: tables[0].storage: 'zip' is not one of auto, slot, float16, reference"),
     ("mode: uniform}", "mode: uniform, insert_limit: many}",
      ":7: tables[0].insert_limit: expected an integer"),
     ("device_id: 0,", "device_id: 0, target: tofino9,",
