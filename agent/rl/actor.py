@@ -110,15 +110,8 @@ class Actor:
 
     def run(self, stop: StopFlag, report: Callable[[ActorReport], None] | None = None,
             max_steps: int | None = None) -> None:
-        """Act until `stop` is set or `max_steps` env steps were taken."""
-        try:
-            self._run(stop, report, max_steps)
-        finally:
-            if self.store_server is not None:
-                self.store_server.stop()
-
-    def _run(self, stop: StopFlag, report: Callable[[ActorReport], None] | None,
-             max_steps: int | None) -> None:
+        """Act until `stop` is set or `max_steps` env steps were taken (a payload store
+        goes on serving the Learner until close())."""
         obs, _ = self.env.reset(seed=self.seed)
         self.env.action_space.seed(self.seed)
         episode_return = 0.0
@@ -149,6 +142,12 @@ class Actor:
         self._flush()
         if report is not None:
             report(self._report(returns))
+
+    def close(self) -> None:
+        """Stop serving payloads by reference (their references become missing samples)."""
+        if self.store_server is not None:
+            self.store_server.stop()
+        self.env.close()
 
     def _report(self, returns: list[float]) -> ActorReport:
         inserts = self.client.stats()["inserts"]

@@ -57,7 +57,10 @@ def run_actor(spec: ActorSpec, stop: StopFlag, reports: queue.Queue,
     store_host = LOOPBACK if spec.bind == ANY_ADDRESS else spec.bind  # where refs point
     actor = Actor(spec.index, spec.num_actors, spec.hp, _client(spec, service), receiver,
                   spec.seed, store_host)
-    actor.run(stop, reports.put)
+    try:
+        actor.run(stop, reports.put)
+    finally:
+        actor.close()
 
 
 class StopOrOrphaned:
