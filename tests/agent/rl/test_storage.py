@@ -153,3 +153,15 @@ def test_atari_frames_are_stacked_grey_84x84() -> None:
     info = envs.describe("ALE/Breakout-v5")
     assert (info.obs_shape, info.obs_dtype, info.image) == ((4, 84, 84), np.uint8, True)
     assert info.transition_bytes == 56448
+
+
+def test_a_missing_box2d_names_its_extra(monkeypatch) -> None:
+    def no_box2d(env_id: str, **_: object) -> None:
+        raise envs.gym.error.DependencyNotInstalled(
+            'Box2D is not installed, you can install it by run `pip install swig` followed '
+            'by `pip install "gymnasium[box2d]"`')
+
+    monkeypatch.setattr(envs.gym, "make", no_box2d)
+    with pytest.raises(ValueError, match=r"^--env LunarLander-v3: needs the box2d extra "
+                                         r"\(make setup EXTRAS=box2d\)$"):
+        envs.describe("LunarLander-v3")
