@@ -33,3 +33,14 @@ def test_a_run_without_a_summary_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         env_runs.main(["--out", str(tmp_path), f"x={tmp_path}"])
     assert exc.value.code == 2
+
+
+def test_the_committed_table_is_what_the_committed_summaries_say(tmp_path: Path) -> None:
+    committed = env_runs.REPO_RESULTS
+    assert sorted(committed.glob("*.summary.json")), "no kept runs"
+    for path in committed.iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    assert env_runs.render_index(tmp_path).read_text() == (committed / "README.md").read_text()
+    for summary in committed.glob("*.summary.json"):
+        name = summary.name.removesuffix(".summary.json")
+        assert (committed / f"{name}.png").exists() and (committed / f"{name}.metrics.csv").exists()

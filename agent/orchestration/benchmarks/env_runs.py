@@ -1,6 +1,7 @@
 """Training runs on environments beyond CartPole, kept as results: each run's
-metrics.csv and summary.json copied under a name, and its return against env steps
-plotted (docs/benchmarks/environments/ holds the committed ones).
+metrics.csv and summary.json copied under a name, its return against env steps
+plotted, and README.md (the table of every kept run) rendered from the summaries
+(docs/benchmarks/environments/ holds the committed ones).
 
     python -m agent.orchestration.benchmarks.env_runs --out docs/benchmarks/environments \\
         acrobot-python-reference=runs/<run dir> ...
@@ -16,8 +17,9 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from agent.contract.cli_args import ArgumentParser
+from agent.contract.cli_args import REPO, ArgumentParser
 
+REPO_RESULTS = REPO / "docs" / "benchmarks" / "environments"
 SUMMARY_KEYS = ("env", "backend", "actors", "seed", "solved", "eval_return", "env_steps",
                 "learner_steps", "wall_s", "storage", "payloads")
 
@@ -69,6 +71,30 @@ def keep(name: str, run_dir: Path, out: Path) -> dict[str, object]:
     return kept
 
 
+def render_index(out: Path) -> Path:
+    """README.md of `out`: one row per kept run, from its summary, and its plot."""
+    rows = ["# Training runs beyond CartPole", "",
+            f"Rendered by `python -m {__spec__.name}` from the *.summary.json beside it.", "",
+            "| run | env | backend | storage | seed | solved | greedy return | env steps | "
+            "learner steps | wall (s) | samples/s (median) | payloads fetched | missing |",
+            "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for path in sorted(out.glob("*.summary.json")):
+        name = path.name.removesuffix(".summary.json")
+        k = json.loads(path.read_text())
+        pay = k.get("payloads") or {}
+        missing = sum(pay.get(c, 0) for c in ("missing", "stale", "corrupt", "unanswered"))
+        rate = k.get("samples_per_s_median")
+        rows.append(
+            f"| [{name}]({name}.png) | {k['env']} | {k['backend']} | {k.get('storage')} | "
+            f"{k['seed']} | {'yes' if k['solved'] else 'no'} | {k['eval_return']:.1f} | "
+            f"{k['env_steps']} | {k['learner_steps']} | {k['wall_s']:.0f} | "
+            f"{'–' if rate is None else f'{rate:.0f}'} | {pay.get('fetched', '–')} | "
+            f"{missing if pay else '–'} |")
+    index = out / "README.md"
+    index.write_text("\n".join(rows) + "\n")
+    return index
+
+
 def main(argv: list[str] | None = None) -> None:
     p = ArgumentParser(prog="python -m agent.orchestration.benchmarks.env_runs",
                        description=__doc__.splitlines()[0])
@@ -80,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         if not sep or not (Path(run_dir) / "summary.json").exists():
             p.error(f"{item}: expected NAME=RUN_DIR with a summary.json in RUN_DIR")
         print(json.dumps({name: keep(name, Path(run_dir), args.out)}))
+    print(f"wrote {render_index(args.out)}")
 
 
 if __name__ == "__main__":
