@@ -30,7 +30,7 @@ from collections.abc import Callable
 from ..engine import Outputs, Stats, _Emitter
 from ..pre import Pre
 from .externs import PARSER_ERROR_NO_MATCH, PARSER_ERROR_PARTIAL_HDR
-from .ir import Node, kind, walk
+from .ir import Node, kind, member_name, walk
 from .layout import Header, header_bytes
 from .program import GressCode, NoMatch, PassState, Reject, TnaCompiled, TooShort
 
@@ -48,12 +48,8 @@ _M48 = (1 << 48) - 1
 
 def reads_parser_err(control: Node) -> bool:
     """Whether a control reads parser_err (then Tofino keeps a packet its parser cut short)."""
-    for n in walk(control.get("body")):
-        if kind(n) == "Member" and (n.get("member") == "parser_err"
-                                    or (isinstance(n.get("member"), dict)
-                                        and n["member"].get("name") == "parser_err")):
-            return True
-    return False
+    return any(kind(n) == "Member" and member_name(n) == "parser_err"
+               for n in walk(control.get("body")))
 
 
 class TnaEngine:

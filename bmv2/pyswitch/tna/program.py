@@ -10,6 +10,7 @@ egress, as on Tofino, where metadata travels only as bridged headers.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,10 +39,11 @@ from .externs import (
 )
 from .ir import (
     Node,
-    annotation,
+    annotation_strings,
     annotations,
     control_plane_name,
     kind,
+    member_name,
     name_of,
     path_name,
     unsupported,
@@ -157,7 +159,7 @@ def _extern_type(decl: Node, types: Types) -> tuple[str, list[Node]]:
 def _enum_member(e: Node) -> str:
     """IDENTITY for HashAlgorithm_t.IDENTITY."""
     if kind(e) == "Member":
-        return e["member"] if isinstance(e["member"], str) else name_of(e)
+        return member_name(e)
     if kind(e) == "Constant":
         return HASH_ALGORITHMS[int(e["value"])]
     raise unsupported("an enum constant was expected", e)
@@ -177,7 +179,7 @@ class ProgramCompiler:
                                    "_Reject": Reject, "_Exit": Exit, "_noop": noop,
                                    "_csum": checksum16, "_rng": rng}
         self.tables: dict[str, Table] = {}
-        self.table_specs: list[tuple[str, Node, CodeGen, Scope, str]] = []
+        self.table_specs: list[tuple[str, dict[str, Node], Scope]] = []
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, tuple[list[int], list[int]]] = {}
         self.actions: dict[str, ActionInfo] = {}
@@ -259,7 +261,7 @@ class ProgramCompiler:
             code.deparse = self._control(code, gress, deparser, f"D_{gress}")
         source = "\n".join(self.out.lines) + "\n"
         try:
-            exec(compile(source, "<tna program>", "exec"), self.ns)  # noqa: S102
+            exec(compile(source, "<tna program>", "exec"), self.ns)
         except SyntaxError as exc:   # a bug of the model, not of the program
             raise ProgramError(f"TNA model generated bad code: {exc}") from exc
         for gress, code in gresses.items():
@@ -321,11 +323,9 @@ class ProgramCompiler:
         egress writes meta.verdict and emits hdr.loop.verdict)."""
         for block in blocks:
             scope = self._block_scope(code, block)
-            for a in annotations(block):
-                if name_of(a) != "pa_alias":
-                    continue
-                args = [e.get("value") for e in a.get("expr") or []]
-                if not args or args[0] != gress:
+            for a in annotations(block) + annotations(block["type"]):
+                args = annotation_strings(a) if name_of(a) == "pa_alias" else []
+                if len(args) < 3 or args[0] != gress:
                     continue
                 fields = [self._named_field(scope, n) for n in args[1:]]
                 keep = fields[0]
@@ -334,19 +334,21 @@ class ProgramCompiler:
                     self.shared_slots = self.shared_slots | {keep.slot}
 
     def _named_field(self, scope: Scope, dotted: str) -> Scalar:
+        """A field by its source name (``hdr.loop.phase``), through the struct
+        p4c's mid end flattened (``hdr._loop1.phase``)."""
         parts = dotted.split(".")
         obj: Any = scope.look(parts[0])
         rest = parts[1:]
         while rest:
             members = obj.members if isinstance(obj, Struct) else obj.fields
-            for n in range(len(rest), 0, -1):       # flattened structs join names with _
-                for joined in ("_".join(rest[:n]), "_".join(rest[:n]) + "0"):
-                    if joined in members:
-                        obj, rest = members[joined], rest[n:]
-                        break
-                else:
-                    continue
-                break
+            for n in range(len(rest), 0, -1):
+                joined = "_".join(rest[:n])
+                flat = re.compile(rf"_{re.escape(joined)}\d+$")
+                found = members.get(joined) or next(
+                    (m for k, m in members.items() if flat.match(k)), None)
+                if found is not None:
+                    obj, rest = found, rest[n:]
+                    break
             else:
                 raise unsupported(f"@pa_alias field {dotted} not found")
         if not isinstance(obj, Scalar):
@@ -480,7 +482,7 @@ class ProgramCompiler:
             out.add(f"if not ({cond}):")
             out.add(f"    raise _Verify({err})")
             return "None"
-        ext, targs = _extern_type(target.decl, self.types)
+        ext, _ = _extern_type(target.decl, self.types)
         if ext == "RegisterAction" and method == "execute":
             return f"{target.ident}(pk, F, {gen.expr(args[0], scope, out)})"
         if ext == "Hash" and method == "get":
@@ -619,8 +621,7 @@ class ProgramCompiler:
         if k == "PathExpression":
             return path_name(e)
         if k == "Member":
-            m = e["member"] if isinstance(e["member"], str) else name_of(e)
-            return f"{ProgramCompiler._key_text(e['expr'])}.{m}"
+            return f"{ProgramCompiler._key_text(e['expr'])}.{member_name(e)}"
         return k
 
     def _make_table(self, t: Named, props: dict[str, Node], fields: list[KeyField],
@@ -642,12 +643,12 @@ class ProgramCompiler:
         table = Table(t.label, mt, fields, [None] * len(fields), actions, size,
                       "counters" in props, None)
         self.tables[t.label] = table
-        self.table_specs.append((t.label, props, gen, scope, ""))
+        self.table_specs.append((t.label, props, scope))
         return table
 
     def _build_tables(self) -> None:
         """Now that the actions exist: their functions, defaults and const entries."""
-        for label, props, gen, scope, _ in self.table_specs:
+        for label, props, scope in self.table_specs:
             table = self.tables[label]
             for act in table.actions.values():
                 act.fn = self.ns[act.fn]
