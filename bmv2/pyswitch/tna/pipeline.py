@@ -30,7 +30,6 @@ from collections.abc import Callable
 from ..engine import Outputs, Stats, _Emitter
 from ..pre import Pre
 from .externs import PARSER_ERROR_NO_MATCH, PARSER_ERROR_PARTIAL_HDR
-from .ir import Node, kind, member_name, walk
 from .layout import Header, header_bytes
 from .program import GressCode, NoMatch, PassState, Reject, TnaCompiled, TooShort
 
@@ -46,17 +45,11 @@ LOOP_PORTS = (68,)              # pipe 0's recirculation port (Tofino 1)
 _M48 = (1 << 48) - 1
 
 
-def reads_parser_err(control: Node) -> bool:
-    """Whether a control reads parser_err (then Tofino keeps a packet its parser cut short)."""
-    return any(kind(n) == "Member" and member_name(n) == "parser_err"
-               for n in walk(control.get("body")))
-
-
 class TnaEngine:
     """Runs packets through one compiled TNA program."""
 
     def __init__(self, code: TnaCompiled, pre: Pre, stats: Stats, *, cpu_port: int | None,
-                 loop_ports: tuple[int, ...] = LOOP_PORTS, keep_short: bool = False,
+                 loop_ports: tuple[int, ...] = LOOP_PORTS,
                  max_passes: int = 10_000, max_egress_runs: int = 100_000,
                  clock: Callable[[], int] = time.monotonic_ns) -> None:
         self.code = code
@@ -64,7 +57,7 @@ class TnaEngine:
         self.stats = stats
         self.cpu_port = cpu_port
         self.loop_ports = frozenset(loop_ports)
-        self.keep_short = keep_short
+        self.keep_short = code.keeps_short_packets
         self.max_passes = max_passes
         self.max_egress_runs = max_egress_runs
         self.clock = clock

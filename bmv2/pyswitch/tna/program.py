@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,7 @@ from .ir import (
     name_of,
     path_name,
     unsupported,
+    walk,
 )
 from .layout import Header, Obj, Phv, Scalar, Struct, Types, const_value
 
@@ -137,7 +139,9 @@ class TnaCompiled:
     actions: dict[str, ActionInfo]
     source: str
     ingress_controls: frozenset[str] = frozenset()
-    register_conflicts: list[str] = field(default_factory=list)
+    keeps_short_packets: bool = False   # ingress reads parser_err (pipeline.py)
+    # register arrays some pass touched twice (a Tofino stateful ALU cannot): label -> passes
+    register_conflicts: Counter[str] = field(default_factory=Counter)
 
 
 def _type_args(t: Node) -> list[Node]:
@@ -184,7 +188,7 @@ class ProgramCompiler:
         self.counters: dict[str, tuple[list[int], list[int]]] = {}
         self.actions: dict[str, ActionInfo] = {}
         self.action_fns: dict[int, str] = {}
-        self.conflicts: list[str] = []
+        self.conflicts: Counter[str] = Counter()
         self.shared_slots: frozenset[int] = frozenset()
         self._pending_actions: list[tuple[Node, str, Any]] = []
         self._ids = 0
@@ -276,6 +280,7 @@ class ProgramCompiler:
             registers=self.registers, counters=self.counters, direct_counters={},
             actions=self.actions, source=source,
             ingress_controls=frozenset(name_of(blocks[r]) for r in ROLES[:3]),
+            keeps_short_packets=reads_parser_err(blocks["ingress"]),
             register_conflicts=self.conflicts)
 
     # ---- roots, aliases --------------------------------------------------------
@@ -446,7 +451,7 @@ class ProgramCompiler:
         out.add(f"def {ident}(pk, F, index):")
         with out.block():
             out.add(f"if {reg.ident!r} in pk.touched:")
-            out.add(f"    _conflict({reg.label!r})")
+            out.add(f"    _conflict(({reg.label!r},))")
             out.add(f"pk.touched.add({reg.ident!r})")
             out.add(f"R = {reg.ident}")
             out.add("i = index % R.size")
@@ -465,7 +470,7 @@ class ProgramCompiler:
                 out.add(f"R.cells[i] = ({', '.join(f'F[{s}]' for s in vslots)},)")
             out.add(f"return F[{rv.slot}]" if isinstance(rv, Scalar) else "return 0")
         self.out.lines += out.lines
-        self.ns["_conflict"] = self.conflicts.append
+        self.ns["_conflict"] = self.conflicts.update
 
     @staticmethod
     def _valid_slots(obj: Obj) -> set[int]:
@@ -798,6 +803,13 @@ class ProgramCompiler:
             lo, hi = gen.expr(ks["left"], scope, out), gen.expr(ks["right"], scope, out)
             return f"({lo}) <= {v} <= ({hi})"
         return f"{v} == ({gen.expr(ks, scope, out)})"
+
+
+def reads_parser_err(control: Node) -> bool:
+    """Whether a control reads parser_err: then Tofino's ingress parser hands a packet
+    it ran out of to the control instead of dropping it."""
+    return any(kind(n) == "Member" and member_name(n) == "parser_err"
+               for n in walk(control.get("body")))
 
 
 def _reject_state(pk: PassState, F: list[int]) -> None:
