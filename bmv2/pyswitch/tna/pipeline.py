@@ -30,7 +30,7 @@ from collections.abc import Callable
 from ..engine import Outputs, Stats, _Emitter
 from ..pre import Pre
 from .externs import PARSER_ERROR_NO_MATCH, PARSER_ERROR_PARTIAL_HDR
-from .layout import Header, header_bytes
+from .layout import Header, header_packer
 from .program import GressCode, NoMatch, PassState, Reject, TnaCompiled, TooShort
 
 IG_MD = "ingress_intrinsic_metadata_t"
@@ -62,9 +62,11 @@ class TnaEngine:
         self.max_egress_runs = max_egress_runs
         self.clock = clock
         ig, eg = code.ingress, code.egress
-        self.ig_md = ig.roots[IG_MD]
-        self.eg_md = eg.roots[EG_MD]
-        assert isinstance(self.ig_md, Header) and isinstance(self.eg_md, Header)
+        ig_md, eg_md = ig.roots[IG_MD], eg.roots[EG_MD]
+        assert isinstance(ig_md, Header) and isinstance(eg_md, Header)
+        self.ig_md = header_packer(ig_md, ("ingress_port", "ingress_mac_tstamp"))
+        self.eg_md = header_packer(eg_md, ("egress_port", "egress_rid", "egress_rid_first",
+                                           "pkt_length"))
         self.s_perr = ig.slot(IG_PRSR, "parser_err")
         self.s_drop = ig.slot(IG_DPRSR, "drop_ctl")
         self.s_ucast = ig.slot(IG_TM, "ucast_egress_port")
@@ -132,8 +134,7 @@ class TnaEngine:
                  egress_q: deque[tuple[int, int, bool, bytes]]) -> None:
         ig = self.code.ingress
         F = [0] * ig.phv.size
-        md = header_bytes(self.ig_md, {"ingress_port": port,
-                                       "ingress_mac_tstamp": self.clock() & _M48})
+        md = self.ig_md(port, self.clock() & _M48)
         pk = PassState(md + PORT_METADATA + data)
         pk.ilen = len(data)
         if not self._parse(ig, pk, F, ingress=True):
@@ -195,9 +196,7 @@ class TnaEngine:
             return packet
         eg = self.code.egress
         F = [0] * eg.phv.size
-        md = header_bytes(self.eg_md, {"egress_port": port, "egress_rid": rid,
-                                       "egress_rid_first": int(first),
-                                       "pkt_length": len(packet)})
+        md = self.eg_md(port, rid, int(first), len(packet))
         pk = PassState(md + packet)
         pk.ilen = len(packet)
         self._parse(eg, pk, F, ingress=False)

@@ -612,6 +612,14 @@ class ProgramCompiler:
                 out.add("    h = False")
                 out.add("else:")
                 out.add("    h = True")
+            elif self._const_default(props, scope) is not None:
+                # a keyless table whose action is fixed (p4c makes one for every
+                # statement outside a table): the action, called directly
+                a, args = self._const_default(props, scope)
+                out.add(f"{a.ident}(pk, F, ({''.join(f'{v}, ' for v in args)}))")
+                out.add(f"return False, {a.label!r}")
+                self.out.lines += out.lines
+                return
             else:
                 out.add(f"e = {tid}.default")
                 out.add("h = False")
@@ -619,6 +627,18 @@ class ProgramCompiler:
             out.add("    e.fn(pk, F, e.params)")
             out.add("return h, e.action.info.name")
         self.out.lines += out.lines
+
+    @staticmethod
+    def _const_default(props: dict[str, Node], scope: Scope) -> tuple[Named, list[int]] | None:
+        """The const default action of a table and its arguments, or None."""
+        p = props.get("default_action")
+        if p is None or not p.get("isConstant"):
+            return None
+        e = p["value"]["expression"]
+        ref = e["method"] if kind(e) == "MethodCallExpression" else e
+        args = [int(const_value(x["expression"])) for x in
+                (e.get("arguments") or [])] if kind(e) == "MethodCallExpression" else []
+        return scope.look(path_name(ref)), args
 
     @staticmethod
     def _key_text(e: Node) -> str:
@@ -666,8 +686,8 @@ class ProgramCompiler:
                 a = scope.look(path_name(ref))
                 vals = [int(const_value(x["expression"])) for x in
                         (e.get("arguments") or [])] if kind(e) == "MethodCallExpression" else []
-                table.init_default(a.label, vals, bool(p.get("isConstant")),
-                                   bool(p.get("isConstant")))
+                const = bool(p.get("isConstant"))
+                table.init_default(a.label, vals, const, const)
             if "entries" in props:
                 self._const_entries(table, props["entries"]["value"]["entries"], scope)
 
