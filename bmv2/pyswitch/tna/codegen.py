@@ -41,6 +41,7 @@ class Named:
     decl: Node | None
     ident: str         # the Python name
     label: str = ""    # the control-plane name (actions: what action_run compares with)
+    inline: tuple[Node, tuple[int, ...]] | None = None   # a table that always runs one action
 
 
 Binding = Obj | Param | Const | Named
@@ -356,6 +357,13 @@ class CodeGen:
                 return "None"
             target = self.resolve(obj, scope)
             if isinstance(target, Named) and target.what == "table" and method == "apply":
+                if target.inline is not None:     # its action's body, in place
+                    action, args = target.inline
+                    ascope = Scope(scope)
+                    for p, v in zip(action["parameters"]["parameters"], args, strict=True):
+                        ascope.bind(name_of(p), Const(v))
+                    self.stmt(action["body"], ascope, out)
+                    return "None"
                 r = out.tmp("r")
                 out.add(f"{r} = {target.ident}(pk, F)")
                 return r

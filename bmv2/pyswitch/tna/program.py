@@ -379,7 +379,7 @@ class ProgramCompiler:
             elif k == "P4Table":
                 ident = self._id("TA")
                 label = control_plane_name(d, f"{prefix}.{n}")
-                scope.bind(n, Named("table", d, ident, label))
+                scope.bind(n, Named("table", d, ident, label, self._inline(d, scope)))
             elif k == "P4ValueSet":
                 raise unsupported("parser value sets", d)
             else:
@@ -627,6 +627,17 @@ class ProgramCompiler:
             out.add("    e.fn(pk, F, e.params)")
             out.add("return h, e.action.info.name")
         self.out.lines += out.lines
+
+    def _inline(self, table: Node, scope: Scope) -> tuple[Node, tuple[int, ...]] | None:
+        """The action and arguments of a table that has no key and a const default
+        (p4c makes one for every statement outside a table): run in place."""
+        props = {name_of(p): p for p in table["properties"]["properties"]}
+        keys = props["key"]["value"]["keyElements"] if "key" in props else []
+        found = None if keys or "counters" in props else self._const_default(props, scope)
+        if found is None:
+            return None
+        action, args = found
+        return action.decl, tuple(args)
 
     @staticmethod
     def _const_default(props: dict[str, Node], scope: Scope) -> tuple[Named, list[int]] | None:
