@@ -31,7 +31,8 @@ from ..engine import Outputs, Stats, _Emitter
 from ..pre import Pre
 from .externs import PARSER_ERROR_NO_MATCH, PARSER_ERROR_PARTIAL_HDR
 from .layout import Header, header_packer
-from .program import GressCode, NoMatch, PassState, Reject, TnaCompiled, TooShort
+from .passes import NoMatch, PassState, Reject, TooShort
+from .program import GressCode, TnaCompiled
 
 IG_MD = "ingress_intrinsic_metadata_t"
 IG_PRSR = "ingress_intrinsic_metadata_from_parser_t"

@@ -19,21 +19,12 @@ from ..errors import ProgramError, UnsupportedConstruct
 from ..tables import (
     ActionInfo,
     ActionParam,
-    Exact,
-    KeyField,
-    Lpm,
-    Match,
-    Range,
     Table,
-    TableAction,
-    Ternary,
     noop,
 )
-from .codegen import RUNTIME, CodeGen, Const, Lines, Named, Param, Scope, pack_code, unpack_lines
+from .codegen import RUNTIME, CodeGen, Const, Lines, Named, Param, Scope
 from .externs import (
     HASH_ALGORITHMS,
-    PARSER_ERROR_NO_MATCH,
-    PARSER_ERROR_PARTIAL_HDR,
     RegisterArray,
     checksum16,
     make_hash_fn,
@@ -51,6 +42,9 @@ from .ir import (
     walk,
 )
 from .layout import Header, Obj, Phv, Scalar, Struct, Types, const_value
+from .parsers import PARSER_STATE_LIMIT, ParserCompiler
+from .passes import Exit, NoMatch, PassState, Reject, TooShort
+from .tables import TableCompiler
 
 ROLES = ("ingress_parser", "ingress", "ingress_deparser",
          "egress_parser", "egress", "egress_deparser")
@@ -64,38 +58,6 @@ INTRINSIC = {
 }
 CORE_ERRORS = ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                "ParserTimeout", "ParserInvalidArgument")
-PARSER_STATE_LIMIT = 256     # states one parse may visit (Tofino's parser has no loops)
-
-
-class TooShort(Exception):
-    """extract/advance past the end of the packet."""
-
-
-class NoMatch(Exception):
-    """A select with no matching case."""
-
-
-class Reject(Exception):
-    """transition reject."""
-
-
-class Exit(Exception):
-    """exit: the rest of the control is skipped."""
-
-
-class PassState:
-    """One gress pass of one packet: the bytes being parsed or deparsed, and the
-    register arrays its RegisterActions touched (each at most once)."""
-
-    __slots__ = ("data", "end", "ilen", "out", "pos", "touched")
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-        self.end = len(data)
-        self.ilen = len(data)
-        self.out = bytearray()
-        self.touched: set[str] = set()
 
 
 @dataclass
@@ -169,7 +131,7 @@ def _enum_member(e: Node) -> str:
     raise unsupported("an enum constant was expected", e)
 
 
-class ProgramCompiler:
+class ProgramCompiler(TableCompiler, ParserCompiler):
     """Compiles one P4Program (the TNA architecture's Switch of one Pipeline)."""
 
     def __init__(self, program: Node, rng: random.Random) -> None:
@@ -514,43 +476,6 @@ class ProgramCompiler:
             return "None"
         raise UnsupportedConstruct(f"TNA model: {ext}.{method} ({target.label})")
 
-    def _packet_call(self, gen: CodeGen, method: str, args: list[Node], e: Node,
-                     scope: Scope, out: Lines) -> str:
-        if method == "extract":
-            h = gen.resolve(args[0], scope)
-            if not isinstance(h, Header):
-                raise unsupported("extract of a non-header", e)
-            n = h.nbytes
-            out.add(f"if pk.pos + {n} > pk.end:")
-            out.add("    raise _TooShort")
-            v = out.tmp("x")
-            out.add(f"{v} = int.from_bytes(pk.data[pk.pos:pk.pos + {n}], 'big')")
-            out.add(f"pk.pos += {n}")
-            unpack_lines(h, v, out)
-            return "None"
-        if method == "advance":
-            n = gen.expr(args[0], scope, out)
-            out.add(f"if pk.pos + ({n}) // 8 > pk.end:")
-            out.add("    raise _TooShort")
-            out.add(f"pk.pos += ({n}) // 8")
-            return "None"
-        if method == "lookahead":
-            w = self.types.width(e["typeArguments"][0]) if e.get("typeArguments") \
-                else gen.width(e)
-            nb = (w + 7) // 8
-            out.add(f"if pk.pos + {nb} > pk.end:")
-            out.add("    raise _TooShort")
-            return (f"(int.from_bytes(pk.data[pk.pos:pk.pos + {nb}], 'big') >> {nb * 8 - w})")
-        if method == "emit":
-            h = gen.resolve(args[0], scope)
-            if isinstance(h, Header):
-                out.add(f"if F[{h.valid}]:")
-                value = pack_code(h, self.shared_slots)
-                out.add(f"    pk.out += ({value}).to_bytes({h.nbytes}, 'big')")
-                return "None"
-            raise unsupported("emit of a non-header", e)
-        raise unsupported(f"packet.{method}", e)
-
     # ---- actions, tables -------------------------------------------------------
 
     def _action_binding(self, a: Node, ctx: tuple[CodeGen, Scope, str] | None) -> Named:
@@ -582,158 +507,6 @@ class ProgramCompiler:
             with out.block():
                 (ctx[0] if ctx else gen).stmt(a["body"], ascope, out)
             self.out.lines += out.lines
-
-    def _table_fn(self, gen: CodeGen, scope: Scope, t: Named) -> None:
-        """The apply function of a table: look up, run the action, (hit, action name)."""
-        props = {name_of(p): p for p in t.decl["properties"]["properties"]}
-        keys = props["key"]["value"]["keyElements"] if "key" in props else []
-        codes, fields = [], []
-        out = Lines()
-        out.add(f"def {t.ident}(pk, F):")
-        with out.block():
-            for ke in keys:
-                mt = path_name(ke["matchType"])
-                if mt not in ("exact", "ternary", "lpm", "range", "optional"):
-                    raise UnsupportedConstruct(f"TNA model: match kind {mt} ({t.label})")
-                codes.append(gen.expr(ke["expression"], scope, out))
-                fname = control_plane_name(ke, self._key_text(ke["expression"]))
-                fields.append(KeyField(fname, "ternary" if mt == "optional" else mt,
-                                       gen.width(ke["expression"])))
-            table = self._make_table(t, props, fields, gen, scope)
-            tid = t.ident.replace("TA", "T")
-            self.ns[tid] = table
-            if keys:
-                key = table.key_code(codes)
-                get = (f"{tid}.exact_dict.get({key})" if table.match_type == "exact"
-                       else f"{tid}.lookup({key})")
-                out.add(f"e = {get}")
-                out.add("if e is None:")
-                out.add(f"    e = {tid}.default")
-                out.add("    h = False")
-                out.add("else:")
-                out.add("    h = True")
-            elif self._const_default(props, scope) is not None:
-                # a keyless table whose action is fixed (p4c makes one for every
-                # statement outside a table): the action, called directly
-                a, args = self._const_default(props, scope)
-                out.add(f"{a.ident}(pk, F, ({''.join(f'{v}, ' for v in args)}))")
-                out.add(f"return False, {a.label!r}")
-                self.out.lines += out.lines
-                return
-            else:
-                out.add(f"e = {tid}.default")
-                out.add("h = False")
-            out.add("if e.fn is not _noop:")
-            out.add("    e.fn(pk, F, e.params)")
-            out.add("return h, e.action.info.name")
-        self.out.lines += out.lines
-
-    def _inline(self, table: Node, scope: Scope) -> tuple[Node, tuple[int, ...]] | None:
-        """The action and arguments of a table that has no key and a const default
-        (p4c makes one for every statement outside a table): run in place."""
-        props = {name_of(p): p for p in table["properties"]["properties"]}
-        keys = props["key"]["value"]["keyElements"] if "key" in props else []
-        found = None if keys or "counters" in props else self._const_default(props, scope)
-        if found is None:
-            return None
-        action, args = found
-        return action.decl, tuple(args)
-
-    @staticmethod
-    def _const_default(props: dict[str, Node], scope: Scope) -> tuple[Named, list[int]] | None:
-        """The const default action of a table and its arguments, or None."""
-        p = props.get("default_action")
-        if p is None or not p.get("isConstant"):
-            return None
-        e = p["value"]["expression"]
-        ref = e["method"] if kind(e) == "MethodCallExpression" else e
-        args = [int(const_value(x["expression"])) for x in
-                (e.get("arguments") or [])] if kind(e) == "MethodCallExpression" else []
-        return scope.look(path_name(ref)), args
-
-    @staticmethod
-    def _key_text(e: Node) -> str:
-        k = kind(e)
-        if k == "PathExpression":
-            return path_name(e)
-        if k == "Member":
-            return f"{ProgramCompiler._key_text(e['expr'])}.{member_name(e)}"
-        return k
-
-    def _make_table(self, t: Named, props: dict[str, Node], fields: list[KeyField],
-                    gen: CodeGen, scope: Scope) -> Table:
-        kinds = {f.match_type for f in fields}
-        mt = ("range" if "range" in kinds else "ternary" if "ternary" in kinds
-              else "lpm" if "lpm" in kinds else "exact")
-        actions: dict[str, TableAction] = {}
-        for el in props["actions"]["value"]["actionList"]:
-            e = el["expression"]
-            ref = e["method"] if kind(e) == "MethodCallExpression" else e
-            a = scope.look(path_name(ref))
-            if not isinstance(a, Named) or a.what != "action":
-                raise unsupported("a table action that is no action", el)
-            actions[a.label] = TableAction(self.actions[a.label], a.ident, None, None)
-        size = 512
-        if "size" in props:
-            size = int(const_value(props["size"]["value"]["expression"]))
-        table = Table(t.label, mt, fields, [None] * len(fields), actions, size,
-                      "counters" in props, None)
-        self.tables[t.label] = table
-        self.table_specs.append((t.label, props, scope))
-        return table
-
-    def _build_tables(self) -> None:
-        """Now that the actions exist: their functions, defaults and const entries."""
-        for label, props, scope in self.table_specs:
-            table = self.tables[label]
-            for act in table.actions.values():
-                act.fn = self.ns[act.fn]
-                if act.fn is None:
-                    act.fn = noop
-            if "default_action" in props:
-                p = props["default_action"]
-                e = p["value"]["expression"]
-                ref = e["method"] if kind(e) == "MethodCallExpression" else e
-                a = scope.look(path_name(ref))
-                vals = [int(const_value(x["expression"])) for x in
-                        (e.get("arguments") or [])] if kind(e) == "MethodCallExpression" else []
-                const = bool(p.get("isConstant"))
-                table.init_default(a.label, vals, const, const)
-            if "entries" in props:
-                self._const_entries(table, props["entries"]["value"]["entries"], scope)
-
-    def _const_entries(self, table: Table, entries: list[Node], scope: Scope) -> None:
-        """A table's const entries, the first one winning (the highest priority)."""
-        for i, entry in enumerate(entries):
-            keysets = entry["keys"]["components"]
-            matches = [self._match(kf, ks) for kf, ks in zip(table.keys, keysets, strict=True)]
-            act = entry["action"]
-            a = scope.look(path_name(act["method"]))
-            params = [int(const_value(x["expression"])) for x in act.get("arguments") or []]
-            prio = len(entries) - i if table.needs_priority else None
-            table.add(matches, a.label, params, prio)
-        table.immutable = True
-
-    @staticmethod
-    def _match(kf: KeyField, ks: Node) -> Match:
-        k = kind(ks)
-        if k == "DefaultExpression":
-            return None
-        if k == "Mask":
-            value, mask = int(const_value(ks["left"])), int(const_value(ks["right"]))
-            if kf.match_type == "lpm":
-                return Lpm(value, bin(mask).count("1"))
-            return Ternary(value, mask)
-        if k == "Range":
-            return Range(int(const_value(ks["left"])), int(const_value(ks["right"])))
-        value = int(const_value(ks))
-        if kf.match_type == "ternary":
-            return Ternary(value, (1 << kf.bitwidth) - 1)
-        if kf.match_type == "lpm":
-            return Lpm(value, kf.bitwidth)
-        return Exact(value)
-
-    # ---- blocks ----------------------------------------------------------------
 
     def _gen(self, code: GressCode) -> CodeGen:
         watch = {}
@@ -791,50 +564,6 @@ class ProgramCompiler:
             self.out.add("raise _Reject")
         return ident
 
-    def _transition(self, gen: CodeGen, scope: Scope, sel: Node | None,
-                    idents: dict[str, str], out: Lines) -> None:
-        def target(name: str) -> str:
-            if name == "accept":
-                return "None"
-            if name == "reject":
-                return "_reject_state"
-            return idents[name]
-
-        if sel is None:
-            out.add("return None")
-            return
-        if kind(sel) == "PathExpression":
-            out.add(f"return {target(path_name(sel))}")
-            return
-        keys = sel["select"]["components"]
-        kv = [out.tmp("k") for _ in keys]
-        for v, k in zip(kv, keys, strict=True):
-            out.add(f"{v} = {gen.expr(k, scope, out)}")
-        for case in sel["selectCases"]:
-            cond = self._keyset(gen, scope, case["keyset"], kv, out)
-            out.add(f"if {cond}:")
-            out.add(f"    return {target(path_name(case['state']))}")
-        out.add("raise _NoMatch")
-
-    def _keyset(self, gen: CodeGen, scope: Scope, ks: Node, kv: list[str], out: Lines) -> str:
-        k = kind(ks)
-        if k == "DefaultExpression":
-            return "True"
-        if k == "ListExpression" and len(kv) > 1:
-            parts = [self._keyset(gen, scope, c, [v], out)
-                     for c, v in zip(ks["components"], kv, strict=True)]
-            return " and ".join(parts) or "True"
-        if k == "ListExpression":
-            return self._keyset(gen, scope, ks["components"][0], kv, out)
-        v = kv[0]
-        if k == "Mask":
-            a, m = gen.expr(ks["left"], scope, out), gen.expr(ks["right"], scope, out)
-            return f"({v} & ({m})) == (({a}) & ({m}))"
-        if k == "Range":
-            lo, hi = gen.expr(ks["left"], scope, out), gen.expr(ks["right"], scope, out)
-            return f"({lo}) <= {v} <= ({hi})"
-        return f"{v} == ({gen.expr(ks, scope, out)})"
-
 
 def reads_parser_err(control: Node) -> bool:
     """Whether a control reads parser_err: then Tofino's ingress parser hands a packet
@@ -853,7 +582,3 @@ def compile_tna(program: Node, rng: random.Random | None = None) -> TnaCompiled:
     c.ns["_reject_state"] = _reject_state
     c.ns["_Verify"] = Reject
     return c.compile()
-
-
-__all__ = ["PARSER_ERROR_NO_MATCH", "PARSER_ERROR_PARTIAL_HDR", "PassState", "TnaCompiled",
-           "compile_tna"]
