@@ -1,6 +1,9 @@
 """The TNA execution model on a small program, one TNA feature per op
 (programs/tna_basics.p4): externs, the traffic manager, the loop port, drops and
-bridged metadata, each checked against what the TNA document defines."""
+bridged metadata, each checked against what the TNA document defines.
+
+programs/tna_basics.ir.json.gz is p4test's IR of the program, made as the replay
+program's is (bmv2.tna_artifacts.compile_ir, with p4test and the TNA headers)."""
 
 from __future__ import annotations
 
@@ -134,7 +137,10 @@ def test_counters_count_packets_and_bytes(sw: Switch) -> None:
     assert sw.counter_read("Ig.ops", 1) == (3, 3 * len(frame(1, 3)))
 
 
-def test_no_register_is_touched_twice_in_a_pass(sw: Switch) -> None:
+def test_a_register_touched_twice_in_a_pass_is_counted(sw: Switch) -> None:
     for op in (2, 3, 2):
         sw.process(1, frame(op, 5, idx=1, arg=1))
     assert sw._code.register_conflicts == {}
+    f = one(sw, 1, frame(11, 5, idx=1, arg=1))[1]
+    assert (f["res"], f["res2"]) == (2, 3)     # run as written, and counted
+    assert sw._code.register_conflicts == {"Ig.cells": 1}
