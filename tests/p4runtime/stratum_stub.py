@@ -176,13 +176,18 @@ class BfSwitchdStub(StratumStub):
         return chunks
 
 
-class StratumStubServer:
-    """A stub (Stratum's by default) on a free loopback port, for a `with` block."""
+MAX_MESSAGE = 256 * 1024 * 1024   # what bf_switchd's P4Runtime server takes
 
-    def __init__(self, stub: type[StratumStub] = StratumStub) -> None:
+
+class StratumStubServer:
+    """A stub (Stratum's by default) on `address` (a free loopback port by
+    default), for a `with` block."""
+
+    def __init__(self, stub: type[StratumStub] = StratumStub, address: str | None = None) -> None:
         self.stub = stub()
-        self.address = f"127.0.0.1:{free_tcp_port()}"
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        self.address = address or f"127.0.0.1:{free_tcp_port()}"
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4),
+                                   options=[("grpc.max_receive_message_length", MAX_MESSAGE)])
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.stub, self._server)
         self._server.add_insecure_port(self.address)
 
