@@ -24,13 +24,17 @@ from agent.contract.protocol import (
     acl_mask,
 )
 from agent.contract.storage import STORAGE_MODES
-from controller.target import BMV2, TARGETS, Target
+from controller.target import BMV2, TARGETS, TOFINO, Target
 
 DEFAULT_CONFIG = Path(__file__).resolve().with_name("testbed.yaml")  # every tool's default
 MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
 ROLES = ("learner", "actor", "replay_server", "host")
 MAX_PORT = 510
 LIMITERS_PER_TABLE = NUM_INSERT_LIMITERS // NUM_TABLES   # hosts a table's limit covers
+# The forms of a Tofino's device config: Stratum's BfPipelineConfig (controller/bf_pipeline.py)
+# or the chunks bf_switchd's own P4Runtime server reads (controller/pi_device_config.py).
+STRATUM, PI = "stratum", "pi"
+DEVICE_CONFIGS = (STRATUM, PI)
 
 
 class ConfigError(ValueError):
@@ -114,6 +118,7 @@ class SwitchConfig:
     tls: TlsConfig | None = None
     target: Target = BMV2
     pipeline: str | None = None   # the compiled program's folder; None: the target's in p4src/build
+    device_config: str = STRATUM  # target tofino: the device config's form (DEVICE_CONFIGS)
 
 
 @dataclass(frozen=True)
@@ -256,7 +261,7 @@ def _tls(node: _Node) -> TlsConfig:
 
 def _switch(node: _Node) -> SwitchConfig:
     f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "tls": dict,
-                       "target": str, "pipeline": str}, ())
+                       "target": str, "pipeline": str, "device_config": str}, ())
     kwargs = {k: v for k, (_, v) in f.items() if k not in ("tls", "target", "pipeline")}
     if "tls" in f:
         kwargs["tls"] = _tls(_Node(f["tls"][0], node.source, "switch.tls"))
@@ -273,6 +278,13 @@ def _switch(node: _Node) -> SwitchConfig:
                f"(p4src/{target.arch}/arch.p4)", f["cpu_port"][0])
     else:
         kwargs["cpu_port"] = target.cpu_port
+    if "device_config" in f:
+        value_node, value = f["device_config"]
+        _check(target is TOFINO, node, "device_config",
+               f"only for target {TOFINO.name} (the {target.name} target's device config has "
+               "one form)", value_node)
+        _check(value in DEVICE_CONFIGS, node, "device_config",
+               f"'{value}' is not one of {', '.join(DEVICE_CONFIGS)}", value_node)
     if "pipeline" in f:
         path = _config_dir(node) / f["pipeline"][1]
         _check(path.is_dir(), node, "pipeline", f"no folder '{path}'", f["pipeline"][0])

@@ -49,11 +49,16 @@ def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
     ("mode: uniform}", "mode: uniform, insert_limit: many}",
      ":7: tables[0].insert_limit: expected an integer"),
     ("device_id: 0,", "device_id: 0, target: tofino9,",
-     ":1: switch.target: unknown target 'tofino9' (known: bmv2, tofino)"),
+     ":1: switch.target: unknown target 'tofino9' (known: bmv2, tofino, tna)"),
     ("device_id: 0,", "device_id: 0, target: tofino,",
      ":1: switch.cpu_port: must be 64, CPU_PORT of the tofino build (p4src/tna/arch.p4)"),
     ("device_id: 0,", "device_id: 0, pipeline: no/such/dir,",
      ":1: switch.pipeline: no folder 'no/such/dir'"),
+    ("device_id: 0,", "device_id: 0, device_config: pi,",
+     ":1: switch.device_config: only for target tofino (the bmv2 target's device config has "
+     "one form)"),
+    ("cpu_port: 255", "target: tofino, device_config: pif",
+     ":1: switch.device_config: 'pif' is not one of stratum, pi"),
 ])
 def test_bad_config_names_line_and_field(old: str, new: str, where: str) -> None:
     text = GOOD.replace(old, new)
