@@ -1,8 +1,10 @@
 # In-network experience replay: the targets users expect.
-#   make setup   create .venv and install the project (Python 3.11)
+#   make setup   create .venv and install the project (Python 3.11; EXTRAS=cluster adds Ray)
 #   make p4      compile p4src/ with p4c into p4src/build/ (needs p4c)
 #   make test    the test suite (bmv2 tests skip when bmv2 is absent)
-#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
+#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto;
+#                CLUSTER=ray places the Learner and Actors with Ray, RAY_ADDRESS=HOST:PORT
+#                on an existing Ray cluster)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
@@ -21,10 +23,14 @@ BENCH_ARGS ?=
 SOAK_SECONDS ?= 600
 SOAK_ARGS ?=
 PYTEST_ARGS ?=
+EXTRAS ?=
+CLUSTER ?=
+RAY_ADDRESS ?=
 
 .PHONY: setup p4 test lint run bench mininet soak clean
 
-setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
+setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py \
+	$(foreach extra,$(EXTRAS),$(VENV)/.installed-$(extra))
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
@@ -32,6 +38,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@touch $@
+
+# An optional extra of pyproject.toml (make setup EXTRAS=cluster), installed once.
+$(VENV)/.installed-%: pyproject.toml $(VENV)/.installed
+	@echo "[setup] installing the optional extra '$*'"
+	$(BIN)/pip install --progress-bar on -e '.[$*]'
 	@touch $@
 
 # IPython settings for p4runtime-shell (replayctl shell); see the file's docstring.
@@ -49,7 +61,8 @@ lint: setup
 
 run: setup
 	$(BIN)/python -m agent.orchestration.launch --backend $(BACKEND) --switch $(SWITCH) --actors $(ACTORS) \
-		--env $(ENV) --seed $(SEED) $(RUN_ARGS)
+		--env $(ENV) --seed $(SEED) $(if $(CLUSTER),--cluster $(CLUSTER)) \
+		$(if $(RAY_ADDRESS),--ray-address $(RAY_ADDRESS)) $(RUN_ARGS)
 
 bench: setup
 	$(BIN)/python -m agent.orchestration.bench --switch $(SWITCH) $(BENCH_ARGS)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -106,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     why = ray_missing()
     if why:
         raise PlacementError(why)
+    os.environ.setdefault("RAY_COLOR_PREFIX", "0")   # plain role prefixes in the relayed logs
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")     # every Actor's line, as it printed it
     import ray
 
     ray.init(address=args.address, log_to_driver=True, namespace="p4replay",
@@ -143,7 +146,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--restart-wait", type=float, default=60.0, metavar="SECONDS",
                    help="how long training waits for a lost Actor before going on "
                         "without it (default %(default)s)")
-    p.add_argument("--wait-nodes", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--wait-nodes", type=float, default=10.0, metavar="SECONDS",
                    help="how long to wait for a node for every host (default %(default)s)")
     p.add_argument("train", nargs=argparse.REMAINDER,
                    help="after --: the options of agent.rl.train")

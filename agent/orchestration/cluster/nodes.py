@@ -63,6 +63,7 @@ def node_env(auth: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ) | auth
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    env["RAY_worker_niceness"] = "0"   # the roles compete with the switch as plain processes do
     env["RAY_DISABLE_DOCKER_CPU_WARNING"] = "1"
     return env
 
@@ -115,8 +116,9 @@ class RayCluster(BedLifecycle):
 
     @property
     def temp_dir(self) -> Path:
-        """Ray's session files (sockets, logs) of this cluster; short: socket paths
-        are limited to 107 bytes."""
+        """Ray's session files (sockets, logs) of this cluster, a folder per node as on
+        separate machines (each node's log monitor sends only its own workers' logs);
+        short: socket paths are limited to 107 bytes."""
         return Path("/tmp") / f"{PREFIX}-ray-{self.tag}"
 
     def mgmt_ip(self, host: str) -> str:
@@ -155,7 +157,7 @@ class RayCluster(BedLifecycle):
                "--node-ip-address", node.ip, "--num-cpus", str(self.num_cpus),
                "--resources", json.dumps({resource(node.host): 1}),
                "--object-store-memory", str(OBJECT_STORE_BYTES),
-               "--temp-dir", str(self.temp_dir), "--disable-usage-stats"]
+               "--temp-dir", str(self.temp_dir / node.host), "--disable-usage-stats"]
         if node.head:
             cmd += ["--head", "--port", str(HEAD_PORT), "--include-dashboard", "false"]
         else:
@@ -232,8 +234,8 @@ class RayCluster(BedLifecycle):
         if self.mgmt is not None:
             self.mgmt.delete()
             self.mgmt = None
-        logs = self.temp_dir / "session_latest" / "logs"
-        if logs.is_dir():
-            shutil.copytree(logs, self.log_dir / "ray", dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("*.sock"))
+        for host in self.nodes:
+            logs = self.temp_dir / host / "session_latest" / "logs"
+            if logs.is_dir():
+                shutil.copytree(logs, self.log_dir / "ray" / host, dirs_exist_ok=True)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
