@@ -157,8 +157,8 @@ def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | Non
 
 def relay(cmd: list[str], suffix: str, env: dict[str, str] | None = None) -> int:
     """Run `cmd` in its own process group (with `env` added to the environment),
-    relaying its output (SUMMARY lines get `suffix`); on Ctrl-C or SIGTERM, stop the
-    whole group and wait for it."""
+    relaying its output (SUMMARY lines get `suffix`, `error: ` lines go to stderr); on
+    Ctrl-C or SIGTERM, stop the whole group and wait for it."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=REPO, start_new_session=True, bufsize=1,
                             env=os.environ | env if env else None)
@@ -166,6 +166,9 @@ def relay(cmd: list[str], suffix: str, env: dict[str, str] | None = None) -> int
         assert proc.stdout is not None
         for line in proc.stdout:
             line = line.rstrip("\n")
+            if line.startswith("error: "):   # the command's usage error, on our stderr
+                print(line, file=sys.stderr, flush=True)
+                continue
             print(f"{line} {suffix}" if line.startswith("SUMMARY ") else line, flush=True)
         return proc.wait()
     except KeyboardInterrupt:
