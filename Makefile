@@ -6,6 +6,7 @@
 #                CLUSTER=ray places the Learner and Actors with Ray, RAY_ADDRESS=HOST:PORT
 #                on an existing Ray cluster)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
+#                (CLUSTER=ray: Actors scaling from 1 to 32 over Ray nodes)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
 #   make clean   remove build leftovers, caches and run outputs
@@ -65,7 +66,11 @@ run: setup
 		$(if $(RAY_ADDRESS),--ray-address $(RAY_ADDRESS)) $(RUN_ARGS)
 
 bench: setup
+ifeq ($(CLUSTER),ray)
+	$(BIN)/python -m agent.orchestration.cluster.scale --switch $(SWITCH) $(BENCH_ARGS)
+else
 	$(BIN)/python -m agent.orchestration.bench --switch $(SWITCH) $(BENCH_ARGS)
+endif
 
 mininet: setup
 	$(BIN)/python -m agent.orchestration.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \

@@ -10,7 +10,7 @@ of the sweep a bounded window against one replay backend.
 A load Actor is the training Actor's loop without its network: CartPole-v1 with random
 actions, 3-step returns, the training's encoding, INSERT batches of 32 with ACKs (a
 window of 32 in flight, 3 retries of 0.25 s), so INSERTs arriving, lost and retried
-are counted by the sender. The sampler asks for batches of 64, two in flight. CPU is
+are counted by the sender. The sampler asks for one batch of 64 at a time. CPU is
 read from /proc: each role's own, the switch's and the host server's (by PID), and
 the machine's.
 """
@@ -109,7 +109,7 @@ class LoadActor:
 
 
 class Sampler:
-    """The Learner's sampling, on the Learner's node: SAMPLE 64 with two in flight."""
+    """The Learner's sampling, on the Learner's node: SAMPLE 64, one at a time."""
 
     def __init__(self, ip: str) -> None:
         self.ip = ip
@@ -164,7 +164,9 @@ def measure(loads: list, sampler, target: tuple[str, int], seconds: float,
     for name, pid in pids.items():
         out[f"{name}_cpu"] = (process_cpu(pid) - cpu0[name]) / wall
     served = sum(out[f"{n}_cpu"] for n in pids) + out["learner_cpu"]
-    out["cpu_left_to_actors"] = cores - served
+    # the rest of the machine: Ray's own processes, the driver, any other load
+    out["other_cpu"] = max(0.0, out["machine_cpu"] - out["actors_cpu"] - served)
+    out["cpu_left_to_actors"] = cores - served - out["other_cpu"]
     return out
 
 

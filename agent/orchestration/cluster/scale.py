@@ -104,15 +104,17 @@ def table_md(results: dict) -> str:
     """The sweep as a Markdown table, one row per point."""
     rows = ["| Actors | backend | INSERT/s arriving | INSERT loss | INSERT retries | "
             "sampled/s | env steps/s | Actors' CPU (cores) | CPU left to the Actors "
-            "(cores) | switch CPU | host server CPU | machine busy (cores) |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "(cores) | switch CPU | host server CPU | Learner CPU | rest of the machine (Ray, "
+            "other load) |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in sorted(results["points"], key=lambda p: (p["actors"], p["backend"])):
         name = "in-network" if p["backend"] == "switch" else "host server"
         cells = [str(p["actors"]), name, f"{p['inserts_per_s']:,.0f}", f"{p['insert_loss']:.2%}",
                  f"{p['insert_retries']:,}", f"{p['sampled_per_s']:,.0f}",
                  f"{p['env_steps_per_s']:,.0f}", f"{p['actors_cpu']:.2f}",
                  f"{p['cpu_left_to_actors']:.2f}", f"{p['switch_cpu']:.2f}",
-                 f"{p.get('server_cpu', 0.0):.2f}", f"{p['machine_cpu']:.2f}"]
+                 f"{p.get('server_cpu', 0.0):.2f}", f"{p['learner_cpu']:.2f}",
+                 f"{p['other_cpu']:.2f}"]
         rows.append(f"| {' | '.join(cells)} |")
     return "\n".join(rows)
 
@@ -129,9 +131,10 @@ def write_results(results: dict, out: Path) -> list[Path]:
           f"{results['machine']['cores']} cores, load average "
           f"{results['machine']['loadavg_start'][0]:.1f} at the start, "
           f"{results['seconds']} s per point.", "", table_md(results), "",
-          "INSERT/s growing by less than 10 % per doubling of the Actors from: "
-          + "; ".join(f"{'in-network' if b == 'switch' else 'host server'} after "
-                      f"{flat[b]['inserts_per_s'] or 'none'} Actors" for b in BACKENDS), ""]
+          "Where INSERT/s arriving grows by less than 10 % from one Actor count to the next: "
+          + "; ".join(f"{'in-network' if b == 'switch' else 'host server'} "
+                      + (f"from {flat[b]['inserts_per_s']} Actors" if flat[b]["inserts_per_s"]
+                         else "nowhere in the sweep") for b in BACKENDS) + ".", ""]
     (out / "results.md").write_text("\n".join(md))
     plot(results, out / "scale.png")
     return [out / "results.json", out / "results.md", out / "scale.png"]
