@@ -94,12 +94,15 @@ def train(ray, args: argparse.Namespace) -> dict:
 
 
 def nodes_field(summary: dict) -> str:
-    """`learner@IP,actor1@IP,...`: the node each role ran on last."""
+    """`learner@IP,actor1@IP,...`: the node each role ran on last (an Actor restarted
+    or lost says so)."""
     cluster = summary["cluster"]
     parts = [f"learner@{cluster['learner']['node_ip']}"]
-    parts += [f"{a['host']}@{a['nodes'][-1]['node_ip']}" + (f"(restarts={a['restarts']})"
-                                                            if a["restarts"] else "")
-              for a in cluster["actors"]]
+    for a in cluster["actors"]:
+        notes = ([f"restarts={a['restarts']}"] if a["restarts"] else []) + \
+            ([] if a["running"] else ["lost"])
+        parts.append(f"{a['host']}@{a['nodes'][-1]['node_ip']}"
+                     + (f"({','.join(notes)})" if notes else ""))
     return ",".join(parts)
 
 

@@ -102,8 +102,9 @@ def train_on_testbed(args: argparse.Namespace, bed: Testbed, replay: tuple[str, 
                      weights_dest: str, kind: str, relay: Relay) -> int:
     """A Ray cluster on the bed's namespaces, the driver on its head; the driver's code."""
     hosts = [name for name, _ in run_hosts(bed.config)]
-    say(f"Ray cluster: head in {hosts[0]}'s namespace, a worker node in each of "
-        f"{', '.join(hosts[1:])}'s, management network {MGMT_NET}.0/{MGMT_PREFIX_LEN}")
+    say(f"Ray cluster: head in {hosts[0]}'s namespace {bed.ns_name(hosts[0])}, a worker node "
+        f"in each of {', '.join(hosts[1:])}'s, management network "
+        f"{MGMT_NET}.0/{MGMT_PREFIX_LEN}")
     started = time.monotonic()
     with RayCluster(bed, hosts, args.run_dir / "logs") as cluster:
         say(f"Ray cluster up at {cluster.address} in {time.monotonic() - started:.1f} s: "
