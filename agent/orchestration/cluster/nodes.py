@@ -48,6 +48,7 @@ MGMT_IFACE = "mgmt0"             # the management interface's name in each host 
 BRIDGE = "br0"
 HEAD_PORT = 6379                 # the GCS port, on the head's management address
 NODE_START_TIMEOUT = 90.0        # seconds a `ray start` gets to print that it is up
+NODE_START_ATTEMPTS = 3
 NODE_STOP_GRACE = 5.0
 OBJECT_STORE_BYTES = 100 * 2**20
 # The GCS declares a node dead after 3 missed 1 s health checks (Ray's default is
@@ -165,7 +166,20 @@ class RayCluster(BedLifecycle):
         return ["ip", "netns", "exec", node.ns, *cmd]
 
     def start_node(self, host: str) -> RayNode:
-        """Start `host`'s Ray node (again) and wait until `ray start` says it is up."""
+        """Start `host`'s Ray node (again) and wait until `ray start` says it is up; a
+        start that fails (Ray gives a raylet 30 s to register, which a loaded machine
+        can miss) is cleared away and tried again, NODE_START_ATTEMPTS times in all."""
+        attempts = 1
+        while True:
+            try:
+                return self._start_once(host)
+            except RuntimeError:
+                if attempts == NODE_START_ATTEMPTS:
+                    raise
+            self.kill(host)   # what the failed start left in the namespace
+            attempts += 1
+
+    def _start_once(self, host: str) -> RayNode:
         node = self.nodes[host]
         env = node_env(self.auth_env) | (HEAD_ENV if node.head else {})
         with node.log.open("a") as out:
