@@ -56,6 +56,7 @@ from pathlib import Path
 from agent.contract.cli_args import REPO, RUNS, ArgumentParser, doc_parts
 from agent.contract.protocol import REPLAY_UDP_PORT
 from agent.orchestration.cluster import run as cluster_run
+from agent.orchestration.cluster.nodes import RayStartError
 from agent.orchestration.cluster.placement import ray_missing
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.replay.host_server import Pacing, allow_spec
@@ -447,7 +448,7 @@ def guarded(runner: Callable[[argparse.Namespace], int], args: argparse.Namespac
     except KeyboardInterrupt:
         say("interrupted; everything was torn down")
         return EXIT_INTERRUPTED
-    except (LaunchError, ConfigError, SwitchStartError, ValueError) as exc:
+    except (LaunchError, ConfigError, SwitchStartError, RayStartError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ from agent.orchestration.cluster.placement import (
 
 EXIT_INTERRUPTED = 130
 PROBE_TIMEOUT = 60.0
+REACH_TIMEOUT = 5.0
 
 
 def say(text: str) -> None:
@@ -48,6 +50,18 @@ def host_ip(text: str) -> tuple[str, str]:
     if not sep or not name or not ip:
         raise argparse.ArgumentTypeError(f"'{text}' is not NAME=IP")
     return name, ip
+
+
+def check_reachable(address: str, timeout: float = REACH_TIMEOUT) -> None:
+    """A TCP connection to the GCS at `address` (Ray itself retries for minutes)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or \
+            type(exc).__name__
+        raise PlacementError(f"cannot reach the Ray cluster at {address}: {why}") from None
 
 
 def wait_for_hosts(ray, hosts: list[str], address: str, timeout: float) -> None:
@@ -112,10 +126,15 @@ def run(args: argparse.Namespace) -> int:
         raise PlacementError(why)
     os.environ.setdefault("RAY_COLOR_PREFIX", "0")   # plain role prefixes in the relayed logs
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")     # every Actor's line, as it printed it
+    check_reachable(args.address)
     import ray
 
-    ray.init(address=args.address, log_to_driver=True, namespace="p4replay",
-             logging_level="WARNING")
+    try:
+        ray.init(address=args.address, log_to_driver=True, namespace="p4replay",
+                 logging_level="WARNING")
+    except (ConnectionError, RuntimeError) as exc:
+        raise PlacementError(f"cannot join the Ray cluster at {args.address}: "
+                             f"{str(exc).splitlines()[0]}") from None
     try:
         wait_for_hosts(ray, [h for h, _ in args.host], args.address, args.wait_nodes)
         check_routes(ray, args.host, args.replay)

@@ -58,6 +58,10 @@ HEAD_ENV = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_thre
 STARTED = "Ray runtime started"
 
 
+class RayStartError(RuntimeError):
+    """A Ray node did not come up (one line, naming its log)."""
+
+
 def node_env(auth: dict[str, str]) -> dict[str, str]:
     """The environment of every Ray process on the testbed: the cluster's token
     (`auth`), the repository importable by Ray's workers, no usage reports."""
@@ -173,7 +177,7 @@ class RayCluster(BedLifecycle):
         while True:
             try:
                 return self._start_once(host)
-            except RuntimeError:
+            except RayStartError:
                 if attempts == NODE_START_ATTEMPTS:
                     raise
             self.kill(host)   # what the failed start left in the namespace
@@ -197,10 +201,10 @@ class RayCluster(BedLifecycle):
                 if STARTED in f.read():
                     return node
             if not node.alive():
-                raise RuntimeError(f"the Ray node of host {host} exited "
+                raise RayStartError(f"the Ray node of host {host} exited "
                                    f"(code {node.proc.returncode}); see {node.log}")
             time.sleep(0.2)
-        raise RuntimeError(f"the Ray node of host {host} did not start within "
+        raise RayStartError(f"the Ray node of host {host} did not start within "
                            f"{NODE_START_TIMEOUT:.0f} s; see {node.log}")
 
     def kill(self, host: str) -> list[int]:

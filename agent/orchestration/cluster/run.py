@@ -18,7 +18,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.orchestration.cluster.nodes import MGMT_NET, MGMT_PREFIX_LEN, RayCluster
+from agent.orchestration.cluster.nodes import (
+    MGMT_NET,
+    MGMT_PREFIX_LEN,
+    RayCluster,
+    RayStartError,
+)
 from bmv2.testbed.netns_bed import Testbed
 from controller.config import Config
 
@@ -90,7 +95,7 @@ class NodeKiller(threading.Thread):
         started = time.monotonic()
         try:
             self.cluster.start_node(self.host)
-        except RuntimeError as exc:
+        except RayStartError as exc:
             self.report["error"] = str(exc)
             say(f"[faults] error: {exc}")
             return

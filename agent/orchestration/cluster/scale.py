@@ -34,7 +34,7 @@ from agent.orchestration.cluster.nodes import RayCluster
 from agent.orchestration.cluster.placement import ray_missing
 from agent.orchestration.launch import relay
 from agent.replay.host_server import allow_spec
-from bmv2.launch import SWITCH_KINDS, resolve_kind
+from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.testbed.netns import have_netns
 from bmv2.testbed.netns_bed import Testbed, start_host_server
 from controller import config as cfgmod
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
         sweep = run_sweep(args, out)
-    except RuntimeError as exc:
+    except (RuntimeError, SwitchStartError) as exc:   # RayStartError among them
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
     results = sweep | {

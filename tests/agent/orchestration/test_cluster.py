@@ -97,6 +97,8 @@ def test_without_ray_cluster_ray_is_one_line_and_exit_2(tmp_path: Path) -> None:
                                                    "--kill-actor-node-at, not the other"),
     (["--ray-address", "127.0.0.1:6379", "--backend", "host"], "--ray-address needs --backend "
                                                                 "switch"),
+    (["--ray-address", "127.0.0.1:1"], "error: cannot reach the Ray cluster at 127.0.0.1:1: "
+                                       "Connection refused"),
 ])
 def test_cluster_options_that_cannot_go_together(args: list[str], message: str) -> None:
     if "--cluster" in args or "--ray-address" in args:
