@@ -11,8 +11,8 @@ A load Actor is the training Actor's loop without its network: CartPole-v1 with 
 actions, 3-step returns, the training's encoding, INSERT batches of 32 with ACKs (a
 window of 32 in flight, 3 retries of 0.25 s), so INSERTs arriving, lost and retried
 are counted by the sender. The sampler asks for one batch of 64 at a time. CPU is
-read from /proc: each role's own, the switch's and the host server's (by PID), and
-the machine's.
+read from /proc: each role's own, the switch's and the host server's (by PID), Ray's
+own processes (the rest of the cluster's namespaces) and the machine's.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from agent.orchestration.cluster.placement import resource
 from agent.replay.client import ReplayClient, ReplayError, RetryPolicy, make_client
 from agent.rl import transition
 from agent.rl.nstep import NStepAccumulator, stack
+from bmv2.testbed.netns import netns_id, pids_in
 
 TABLE = 0
 INSERT_BATCH = 32
@@ -135,16 +136,25 @@ class Sampler:
                 "cpu": time.process_time() - cpu0}
 
 
+def ray_pids(namespaces: list[str], roles: set[int]) -> list[int]:
+    """Ray's own processes: everything in the cluster's namespaces but the roles and
+    this driver."""
+    found = {pid for ns in namespaces for pid in pids_in(netns_id(ns))}
+    return sorted(found - roles - {os.getpid()})
+
+
 def measure(loads: list, sampler, target: tuple[str, int], seconds: float,
-            pids: dict[str, int]) -> dict[str, float]:
+            pids: dict[str, int], ray_procs: list[int]) -> dict[str, float]:
     """One point: `loads` and the sampler against `target` for `seconds`."""
     cpu0 = {name: process_cpu(pid) for name, pid in pids.items()}
+    ray0 = {pid: process_cpu(pid) for pid in ray_procs}
     busy0, total0 = machine_busy()
     refs = [a.run.remote(target, seconds) for a in loads]
     sample_ref = sampler.run.remote(target, seconds)
     actors = ray.get(refs)
     sampled = ray.get(sample_ref)
     busy1, total1 = machine_busy()
+    ray_cpu = sum(max(0.0, process_cpu(pid) - c) for pid, c in ray0.items())
     wall = max(r["elapsed"] for r in [*actors, sampled])
     cores = os.cpu_count() or 1
     window = (total1 - total0) / cores   # the wall time /proc/stat saw
@@ -164,9 +174,12 @@ def measure(loads: list, sampler, target: tuple[str, int], seconds: float,
     for name, pid in pids.items():
         out[f"{name}_cpu"] = (process_cpu(pid) - cpu0[name]) / wall
     served = sum(out[f"{n}_cpu"] for n in pids) + out["learner_cpu"]
-    # the rest of the machine: Ray's own processes, the driver, any other load
-    out["other_cpu"] = max(0.0, out["machine_cpu"] - out["actors_cpu"] - served)
-    out["cpu_left_to_actors"] = cores - served - out["other_cpu"]
+    out["ray_cpu"] = ray_cpu / wall     # raylets, GCS, log monitors, agents, idle workers
+    # the rest of the machine: this driver, the kernel's share, any other load
+    out["other_cpu"] = max(0.0, out["machine_cpu"] - out["actors_cpu"] - served
+                           - out["ray_cpu"])
+    out["idle_cpu"] = max(0.0, cores - out["machine_cpu"])
+    out["cpu_left_to_actors"] = out["actors_cpu"] + out["idle_cpu"]
     return out
 
 
@@ -181,6 +194,7 @@ def sweep(args: argparse.Namespace) -> dict:
         loads.append(ray.remote(LoadActor).options(
             num_cpus=0, resources={resource(name): SHARE}, name=f"load-{i}").remote(i, ip))
     placed = ray.get([a.where.remote() for a in [sampler, *loads]])
+    ray_procs = ray_pids(args.netns, {int(p["pid"]) for p in placed})
     print(f"[scale] {len(loads)} load actors placed on "
           f"{len({p['node_ip'] for p in placed[1:]})} nodes", flush=True)
     pids = {"switch": args.switch_pid} | ({"server": args.server_pid} if args.server_pid else {})
@@ -189,14 +203,15 @@ def sweep(args: argparse.Namespace) -> dict:
         order = args.target if k % 2 == 0 else list(reversed(args.target))
         for backend, target in order:
             point = measure(loads[:n], sampler, target, args.seconds,
-                            {k: v for k, v in pids.items() if backend == "host" or k != "server"})
+                            {k: v for k, v in pids.items() if backend == "host" or k != "server"},
+                            ray_procs)
             point["backend"] = backend
             points.append(point)
             print(f"[scale] {backend:6s} actors={n:2d}: {point['inserts_per_s']:8.0f} "
                   f"INSERT/s arriving ({point['insert_loss']:.1%} lost, "
                   f"{point['insert_retries']} retries), {point['sampled_per_s']:7.0f} "
-                  f"sampled/s, actors' CPU {point['actors_cpu']:.2f} of "
-                  f"{point['cpu_left_to_actors']:.2f} cores left", flush=True)
+                  f"sampled/s; cores: Actors {point['actors_cpu']:.2f}, idle "
+                  f"{point['idle_cpu']:.2f}, Ray {point['ray_cpu']:.2f}", flush=True)
     return {"points": points, "placement": placed}
 
 
@@ -213,6 +228,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--switch-pid", type=int, required=True)
     p.add_argument("--server-pid", type=int, default=0)
+    p.add_argument("--netns", action="append", default=[], metavar="NS",
+                   help="the cluster's namespaces, whose other processes are Ray's")
     p.add_argument("--out", type=Path, required=True)
     return p.parse_args(argv)
 

@@ -11,7 +11,8 @@ min size 1), the host replay server in the replay namespace, and a Ray cluster o
 head in the learner's namespace, a worker node in each Actor host's. The sweep itself
 (agent.orchestration.cluster.load) runs as a Ray driver on the head; each point is a
 bounded window (--seconds) per backend, the backends alternating. Writes results.json,
-results.md and scale.png to --out (default runs/scale-<UTC time>/).
+results.md and scale.png to --out (default runs/scale-<UTC time>/, where the logs and
+the raw points always go).
 Exit code: 0 measured, 1 the sweep failed, 2 bad usage or Ray missing.
 """
 
@@ -57,11 +58,12 @@ def scale_config(base: Config) -> Config:
     return replace(cfg, hosts=hosts, acl=tuple(a for a in cfg.acl if a.host in HOSTS))
 
 
-def run_sweep(args: argparse.Namespace, out: Path) -> dict:
-    """Testbed, host server, Ray cluster; the sweep's points."""
+def run_sweep(args: argparse.Namespace, work: Path) -> dict:
+    """Testbed, host server, Ray cluster (their logs and the raw points in `work`);
+    the sweep's points."""
     cfg = scale_config(cfgmod.load(DEFAULT_CONFIG))
     kind = resolve_kind(args.switch)
-    logs = out / "logs"
+    logs = work / "logs"
     with Testbed(cfg, kind, log_dir=logs) as bed:
         allow = [allow_spec(bed.config.host(a.host).ip, a.ops) for a in bed.config.acl
                  if a.table == TABLE]
@@ -70,7 +72,7 @@ def run_sweep(args: argparse.Namespace, out: Path) -> dict:
             with RayCluster(bed, ["learner", *ACTOR_HOSTS], logs) as cluster:
                 say(f"{kind} switch, host server, Ray cluster at {cluster.address}: head on "
                     f"learner, worker nodes on {', '.join(ACTOR_HOSTS)}")
-                points = out / "points.json"
+                points = work / "points.json"
                 assert bed.switch is not None and bed.switch.proc is not None
                 assert server.proc is not None
                 cmd = [sys.executable, "-m", "agent.orchestration.cluster.load",
@@ -81,7 +83,8 @@ def run_sweep(args: argparse.Namespace, out: Path) -> dict:
                        "--switch-pid", str(bed.switch.proc.pid),
                        "--server-pid", str(server.proc.pid), "--out", str(points)]
                 for h in ("learner", *ACTOR_HOSTS):
-                    cmd += ["--host", f"{h}={bed.config.host(h).ip}"]
+                    cmd += ["--host", f"{h}={bed.config.host(h).ip}",
+                            "--netns", bed.ns_name(h)]
                 code = relay([*bed.exec_prefix("learner"), *cmd], "", cluster.auth_env)
                 if code != 0:
                     raise RuntimeError(f"the sweep's driver exited with {code}")
@@ -103,18 +106,17 @@ def flattening(points: list[dict], backend: str, key: str) -> int | None:
 def table_md(results: dict) -> str:
     """The sweep as a Markdown table, one row per point."""
     rows = ["| Actors | backend | INSERT/s arriving | INSERT loss | INSERT retries | "
-            "sampled/s | env steps/s | Actors' CPU (cores) | CPU left to the Actors "
-            "(cores) | switch CPU | host server CPU | Learner CPU | rest of the machine (Ray, "
-            "other load) |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "sampled/s | env steps/s | CPU left to the Actors | Actors | idle | switch | "
+            "host server | Learner | Ray | other load |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in sorted(results["points"], key=lambda p: (p["actors"], p["backend"])):
         name = "in-network" if p["backend"] == "switch" else "host server"
         cells = [str(p["actors"]), name, f"{p['inserts_per_s']:,.0f}", f"{p['insert_loss']:.2%}",
                  f"{p['insert_retries']:,}", f"{p['sampled_per_s']:,.0f}",
-                 f"{p['env_steps_per_s']:,.0f}", f"{p['actors_cpu']:.2f}",
-                 f"{p['cpu_left_to_actors']:.2f}", f"{p['switch_cpu']:.2f}",
-                 f"{p.get('server_cpu', 0.0):.2f}", f"{p['learner_cpu']:.2f}",
-                 f"{p['other_cpu']:.2f}"]
+                 f"{p['env_steps_per_s']:,.0f}", f"{p['cpu_left_to_actors']:.2f}",
+                 *(f"{p.get(k, 0.0):.2f}" for k in ("actors_cpu", "idle_cpu", "switch_cpu",
+                                                     "server_cpu", "learner_cpu", "ray_cpu",
+                                                     "other_cpu"))]
         rows.append(f"| {' | '.join(cells)} |")
     return "\n".join(rows)
 
@@ -130,7 +132,8 @@ def write_results(results: dict, out: Path) -> list[Path]:
           f"`{' '.join(results['command'])}`: {results['switch']} switch, "
           f"{results['machine']['cores']} cores, load average "
           f"{results['machine']['loadavg_start'][0]:.1f} at the start, "
-          f"{results['seconds']} s per point.", "", table_md(results), "",
+          f"{results['seconds']} s per point. CPU in cores, averaged over each point's "
+          "window: left to the Actors = what they used + idle.", "", table_md(results), "",
           "Where INSERT/s arriving grows by less than 10 % from one Actor count to the next: "
           + "; ".join(f"{'in-network' if b == 'switch' else 'host server'} "
                       + (f"from {flat[b]['inserts_per_s']} Actors" if flat[b]["inserts_per_s"]
@@ -156,7 +159,9 @@ def plot(results: dict, path: Path) -> None:
         axes[2].plot(n, [p["actors_cpu"] for p in pts], style, label=f"{label}: Actors' CPU")
         axes[2].plot(n, [p["cpu_left_to_actors"] for p in pts], style, alpha=0.4,
                      label=f"{label}: left to them")
-    titles = ("INSERTs/s arriving", "Learner: sampled experiences/s", "cores")
+        axes[2].plot(n, [p["ray_cpu"] for p in pts], style, alpha=0.4, linewidth=0.8,
+                     label=f"{label}: Ray's processes")
+    titles = ("INSERTs/s arriving", "Learner: sampled experiences/s", "CPU (cores)")
     for ax, title in zip(axes, titles, strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("Actors (over 4 Ray nodes)")
@@ -188,11 +193,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {why}", file=sys.stderr, flush=True)
             return 2
     started = datetime.now(UTC)
-    out = args.out or RUNS / f"scale-{started:%Y%m%d-%H%M%S}"
+    work = RUNS / f"scale-{started:%Y%m%d-%H%M%S}"
+    out = args.out or work
     load = os.getloadavg()
     t0 = time.monotonic()
     try:
-        sweep = run_sweep(args, out)
+        sweep = run_sweep(args, work)
     except (RuntimeError, SwitchStartError) as exc:   # RayStartError among them
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -284,3 +284,53 @@ def test_run_goes_on_without_an_actor_whose_node_stays_down(
     assert "back_after_s" not in json.loads((run_dir / "faults.json").read_text())
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("SUMMARY "))
     assert "nodes=learner@198.19.250.1,actor1@198.19.250.2(lost),actor2@198.19.250.3" in line
+
+
+# --- make bench CLUSTER=ray ------------------------------------------------------------------
+
+def _point(backend: str, actors: int, inserts: float) -> dict:
+    return {"backend": backend, "actors": actors, "inserts_per_s": inserts,
+            "sampled_per_s": 1.0}
+
+
+def test_the_sweep_says_where_a_curve_flattens() -> None:
+    from agent.orchestration.cluster.scale import flattening
+
+    points = [_point("switch", n, v) for n, v in ((1, 100), (2, 200), (4, 390), (8, 400))]
+    points += [_point("host", n, v) for n, v in ((1, 100), (2, 105), (4, 300))]
+    assert flattening(points, "switch", "inserts_per_s") == 4   # 390 -> 400: under 10 %
+    assert flattening(points, "host", "inserts_per_s") == 1
+    assert flattening([_point("switch", 1, 1.0), _point("switch", 2, 3.0)], "switch",
+                      "inserts_per_s") is None
+
+
+@pytest.mark.netns
+@pytest.mark.ray
+@pytest.mark.slow
+def test_scaling_sweep_on_a_ray_cluster(tmp_path: Path) -> None:
+    """A short sweep (1 and 2 load Actors, 2 s a point) writes both backends' points
+    with what arrived, was sampled and the CPU, and leaves nothing behind."""
+    needs.testbed("python")
+    needs.ray()
+    out = tmp_path / "scale"
+    cmd = [sys.executable, "-m", "agent.orchestration.cluster.scale", "--switch", "python",
+           "--actors", "1,2", "--seconds", "2", "--out", str(out)]
+    with subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, (stdout + stderr)[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    points = {(p["backend"], p["actors"]): p for p in results["points"]}
+    assert set(points) == {(b, n) for b in ("switch", "host") for n in (1, 2)}
+    for (backend, _), p in points.items():
+        assert p["inserts_per_s"] > 0 and p["sampled_per_s"] > 0 and p["env_steps_per_s"] > 0
+        assert 0 <= p["insert_loss"] <= 1 and p["actors_cpu"] > 0 and p["ray_cpu"] >= 0
+        assert (p.get("server_cpu", 0.0) > 0) == (backend == "host")
+    assert {p["node_ip"] for p in results["placement"][1:]} == {"198.19.250.2",
+                                                                "198.19.250.3"}
+    assert (out / "scale.png").stat().st_size > 0 and "| 2 | in-network |" in \
+        (out / "results.md").read_text()
+    tag = f"{proc.pid % 100000:05d}"    # the testbed's namespaces are named by its pid
+    assert not [ns for ns in ip("netns", "list", check=False).split()
+                if ns.startswith(f"p4r{tag}-")]
+    assert not Path(f"/tmp/p4r-ray-{tag}").exists()
