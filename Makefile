@@ -1,9 +1,13 @@
 # In-network experience replay: the targets users expect.
-#   make setup   create .venv and install the project (Python 3.11)
+#   make setup   create .venv and install the project (Python 3.11); EXTRAS=box2d,atari,cluster
+#                adds the environments beyond classic control (LunarLander, ALE games) and Ray
 #   make p4      compile p4src/ with p4c into p4src/build/ (needs p4c)
 #   make test    the test suite (bmv2 tests skip when bmv2 is absent)
-#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
+#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto;
+#                CLUSTER=ray places the Learner and Actors with Ray, RAY_ADDRESS=HOST:PORT
+#                on an existing Ray cluster)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
+#                (CLUSTER=ray: Actors scaling from 1 to 32 over Ray nodes)
 #   make bench-training  the end-to-end race alone: CartPole-v1 to solved per backend,
 #                actors 1, 2, 4 and seeds 1-3 through SWITCH (BENCH_ARGS to narrow it)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
@@ -23,10 +27,15 @@ BENCH_ARGS ?=
 SOAK_SECONDS ?= 600
 SOAK_ARGS ?=
 PYTEST_ARGS ?=
+EXTRAS ?=
+CLUSTER ?=
+RAY_ADDRESS ?=
+comma := ,
+EXTRA_STAMPS := $(foreach e,$(subst $(comma), ,$(EXTRAS)),$(VENV)/.extra-$(e))
 
 .PHONY: setup p4 test lint run bench bench-training mininet soak clean
 
-setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py
+setup: $(VENV)/.installed $(VENV)/etc/ipython/ipython_config.py $(EXTRA_STAMPS)
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
@@ -34,6 +43,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@touch $@
+
+# An optional extra of pyproject.toml, installed when asked for (EXTRAS=...).
+$(VENV)/.extra-%: pyproject.toml $(VENV)/.installed
+	@echo "[setup] installing the $* extra"
+	$(BIN)/pip install --progress-bar on -e '.[$*]'
 	@touch $@
 
 # IPython settings for p4runtime-shell (replayctl shell); see the file's docstring.
@@ -51,10 +66,15 @@ lint: setup
 
 run: setup
 	$(BIN)/python -m agent.orchestration.launch --backend $(BACKEND) --switch $(SWITCH) --actors $(ACTORS) \
-		--env $(ENV) --seed $(SEED) $(RUN_ARGS)
+		--env $(ENV) --seed $(SEED) $(if $(CLUSTER),--cluster $(CLUSTER)) \
+		$(if $(RAY_ADDRESS),--ray-address $(RAY_ADDRESS)) $(RUN_ARGS)
 
 bench: setup
+ifeq ($(CLUSTER),ray)
+	$(BIN)/python -m agent.orchestration.cluster.scale --switch $(SWITCH) $(BENCH_ARGS)
+else
 	$(BIN)/python -m agent.orchestration.bench --switch $(SWITCH) $(BENCH_ARGS)
+endif
 
 bench-training: setup
 	$(BIN)/python -m agent.orchestration.bench --switch none --rounds 1 --training \

@@ -2,9 +2,11 @@
 match the P4 sources they came from (where they live is controller.program's).
 
 `make p4` runs ``python -m bmv2.artifacts build``: the v1model program for bmv2
-and the Python switch, and the TNA program where bf-p4c is installed
-(bmv2.tofino_artifacts). The test suite runs ``check`` (and, where a compiler
-is installed, recompiles into a temporary folder).
+and the Python switch, the TNA program's IR for the Python switch's TNA model
+where p4test and the TNA headers are installed (bmv2.tna_artifacts), and the
+TNA program where bf-p4c is installed (bmv2.tofino_artifacts). The test suite
+runs ``check`` (and, where a compiler is installed, recompiles into a temporary
+folder).
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Start and stop a switch process: bmv2's simple_switch_grpc or the Python
-switch, with the same arguments, so callers treat both alike."""
+switch, with the same arguments, so callers treat both alike. The switch kinds
+the launcher knows, and what each needs installed; tofino-model, Intel's model
+and its driver, is two processes (bmv2/tofino_model.py)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.contract.cli_args import REPO
+from bmv2.sde import SdeMissing, find_sde
 from bmv2.toolchain import find_tool
-from controller.target import BMV2, TNA_MODEL
+from controller.config import PI
+from controller.target import BMV2, TNA_MODEL, TOFINO
 
-SWITCH_KINDS = ("python", "bmv2", "tna")
+# The kinds one SwitchProcess runs; tofino-model runs on the namespace testbed only.
+PROCESS_KINDS = ("python", "bmv2", "tna")
+SWITCH_KINDS = (*PROCESS_KINDS, "tofino-model")
 # The program each kind runs: bmv2 and the Python switch the v1model program, "tna"
-# the Python switch's TNA execution model running the Tofino program.
-KIND_TARGETS = {"python": BMV2, "bmv2": BMV2, "tna": TNA_MODEL}
+# the Python switch's TNA execution model running the Tofino program, "tofino-model"
+# the Tofino program on Intel's model, pushed into bf_switchd in its own device
+# config form (KIND_DEVICE_CONFIGS).
+KIND_TARGETS = {"python": BMV2, "bmv2": BMV2, "tna": TNA_MODEL, "tofino-model": TOFINO}
+KIND_DEVICE_CONFIGS = {"tofino-model": PI}
 BMV2_BINARY = "simple_switch_grpc"
 BMV2_ENV = "SIMPLE_SWITCH_GRPC"
 BMV2_CLI = "simple_switch_CLI"
@@ -89,6 +98,12 @@ def resolve_kind(kind: str) -> str:
         raise SwitchStartError(
             "SWITCH=bmv2 but simple_switch_grpc is not installed (see README, "
             "'Installing p4c and bmv2'), or set $SIMPLE_SWITCH_GRPC")
+    if kind == "tofino-model":
+        try:
+            find_sde()
+        except SdeMissing as exc:
+            raise SwitchStartError(f"SWITCH=tofino-model needs Intel's SDE (docs/hardware.md): "
+                                   f"{exc}") from None
     return kind
 
 
@@ -140,6 +155,9 @@ class SwitchProcess:
     proc: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
+        if self.kind not in PROCESS_KINDS:
+            raise SwitchStartError(f"the {self.kind} switch is not one process (choose from "
+                                   f"{', '.join(PROCESS_KINDS)})")
         args = []
         for port, iface in sorted(self.ports.items()):
             args += ["-i", f"{port}@{iface}"]

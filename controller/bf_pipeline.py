@@ -10,7 +10,8 @@ context.json and tofino.bin, as the driver's ``<program>.conf`` lists them
 file may be kept gzipped beside where it is listed (``<name>.gz``), as the
 committed build in p4src/build/tofino keeps its 12 MB context.json.
 The message class is built here from its field numbers, so the controller needs
-no generated code for it.
+no generated code for it. controller/pi_device_config.py packs the same files
+for bf_switchd's own P4Runtime server.
 """
 
 from __future__ import annotations
@@ -48,9 +49,14 @@ def _message_class() -> type:
     msg.field.add(name="bfruntime_info", number=2, type=_F.TYPE_BYTES, label=_F.LABEL_OPTIONAL)
     msg.field.add(name="profiles", number=3, type=_F.TYPE_MESSAGE, label=_F.LABEL_REPEATED,
                   type_name=f".{PACKAGE}.BfPipelineConfig.Profile")
+    return message_class(proto, f"{PACKAGE}.BfPipelineConfig")
+
+
+def message_class(proto: descriptor_pb2.FileDescriptorProto, name: str) -> type:
+    """The class of message `name` that `proto` describes, in a pool of its own."""
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
-    descriptor = pool.FindMessageTypeByName(f"{PACKAGE}.BfPipelineConfig")
+    descriptor = pool.FindMessageTypeByName(name)
     get_class = getattr(message_factory, "GetMessageClass", None)
     if get_class is not None:
         return get_class(descriptor)
@@ -159,18 +165,24 @@ def from_manifest(manifest: Path) -> BfPipelineConfig:
     return config
 
 
-def device_config(directory: Path) -> bytes:
-    """``p4_device_config`` for the bf-p4c output in `directory`: from the
-    driver's ``<program>.conf`` when there is one (p4c-gen-conf's, as an SDE
-    install has it), else from bf-p4c's own manifest.json."""
+def read(directory: Path) -> BfPipelineConfig:
+    """The bf-p4c output in `directory` as one BfPipelineConfig: from the driver's
+    ``<program>.conf`` when there is one (p4c-gen-conf's, as an SDE install has
+    it), else from bf-p4c's own manifest.json."""
     directory = Path(directory)
     confs = sorted(directory.glob("*.conf"))
     if len(confs) > 1:
         raise BfPipelineError(f"{directory}: more than one <program>.conf: "
                               f"{', '.join(c.name for c in confs)}")
     if confs:
-        return build(confs[0]).SerializeToString()
+        return build(confs[0])
     if (directory / "manifest.json").is_file():
-        return from_manifest(directory / "manifest.json").SerializeToString()
+        return from_manifest(directory / "manifest.json")
     raise BfPipelineError(f"{directory}: no bf-p4c output here (neither a <program>.conf "
                           "nor bf-p4c's manifest.json)")
+
+
+def device_config(directory: Path) -> bytes:
+    """``p4_device_config`` for Stratum: the bf-p4c output in `directory` (read),
+    serialized."""
+    return read(directory).SerializeToString()

@@ -23,13 +23,18 @@ from agent.contract.protocol import (
     SAMPLING_MODES,
     acl_mask,
 )
-from controller.target import BMV2, TARGETS, Target
+from agent.contract.storage import STORAGE_MODES
+from controller.target import BMV2, TARGETS, TOFINO, Target
 
 DEFAULT_CONFIG = Path(__file__).resolve().with_name("testbed.yaml")  # every tool's default
 MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
 ROLES = ("learner", "actor", "replay_server", "host")
 MAX_PORT = 510
 LIMITERS_PER_TABLE = NUM_INSERT_LIMITERS // NUM_TABLES   # hosts a table's limit covers
+# The forms of a Tofino's device config: Stratum's BfPipelineConfig (controller/bf_pipeline.py)
+# or the chunks bf_switchd's own P4Runtime server reads (controller/pi_device_config.py).
+STRATUM, PI = "stratum", "pi"
+DEVICE_CONFIGS = (STRATUM, PI)
 
 
 class ConfigError(ValueError):
@@ -54,6 +59,7 @@ class ReplayTable:
     mode: str = "prioritized"
     enabled: bool = True
     insert_limit: int | None = None     # INSERTs per host per window; None: unlimited
+    storage: str = "auto"               # how payloads are kept (STORAGE_MODES); not on the switch
 
     @property
     def mode_code(self) -> int:
@@ -112,6 +118,7 @@ class SwitchConfig:
     tls: TlsConfig | None = None
     target: Target = BMV2
     pipeline: str | None = None   # the compiled program's folder; None: the target's in p4src/build
+    device_config: str = STRATUM  # target tofino: the device config's form (DEVICE_CONFIGS)
 
 
 @dataclass(frozen=True)
@@ -254,7 +261,7 @@ def _tls(node: _Node) -> TlsConfig:
 
 def _switch(node: _Node) -> SwitchConfig:
     f = _fields(node, {"address": str, "device_id": int, "cpu_port": int, "tls": dict,
-                       "target": str, "pipeline": str}, ())
+                       "target": str, "pipeline": str, "device_config": str}, ())
     kwargs = {k: v for k, (_, v) in f.items() if k not in ("tls", "target", "pipeline")}
     if "tls" in f:
         kwargs["tls"] = _tls(_Node(f["tls"][0], node.source, "switch.tls"))
@@ -271,6 +278,13 @@ def _switch(node: _Node) -> SwitchConfig:
                f"(p4src/{target.arch}/arch.p4)", f["cpu_port"][0])
     else:
         kwargs["cpu_port"] = target.cpu_port
+    if "device_config" in f:
+        value_node, value = f["device_config"]
+        _check(target is TOFINO, node, "device_config",
+               f"only for target {TOFINO.name} (the {target.name} target's device config has "
+               "one form)", value_node)
+        _check(value in DEVICE_CONFIGS, node, "device_config",
+               f"'{value}' is not one of {', '.join(DEVICE_CONFIGS)}", value_node)
     if "pipeline" in f:
         path = _config_dir(node) / f["pipeline"][1]
         _check(path.is_dir(), node, "pipeline", f"no folder '{path}'", f["pipeline"][0])
@@ -307,6 +321,8 @@ def table_problems(t: ReplayTable) -> list[tuple[str, str]]:
         problems.append(("max_batch", f"must be 1..{MAX_BATCH}"))
     if t.mode not in SAMPLING_MODES:
         problems.append(("mode", f"'{t.mode}' is not one of {', '.join(SAMPLING_MODES)}"))
+    if t.storage not in STORAGE_MODES:
+        problems.append(("storage", f"'{t.storage}' is not one of {', '.join(STORAGE_MODES)}"))
     if t.insert_limit is not None and not 0 <= t.insert_limit <= MAX_INSERT_LIMIT:
         problems.append(("insert_limit", f"must be 0..{MAX_INSERT_LIMIT} INSERTs per host per "
                                          "window (omit it for no limit)"))
@@ -322,7 +338,8 @@ def validate_table(t: ReplayTable, where: str) -> ReplayTable:
 
 def _table(node: _Node) -> ReplayTable:
     f = _fields(node, {"id": int, "capacity": int, "min_size": int, "max_batch": int,
-                       "mode": str, "enabled": bool, "insert_limit": int}, ("id",))
+                       "mode": str, "enabled": bool, "insert_limit": int, "storage": str},
+                ("id",))
     t = ReplayTable(**{k: v for k, (_, v) in f.items()})
     for key, problem in table_problems(t):
         raise node.fail(key, problem, f.get(key, f["id"])[0])

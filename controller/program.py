@@ -13,8 +13,8 @@ from pathlib import Path
 
 from agent.contract.cli_args import REPO
 from agent.contract.protocol import mode_name
-from controller import bf_pipeline
-from controller.config import Config, InsertLimiter, ReplayTable
+from controller import bf_pipeline, pi_device_config
+from controller.config import PI, STRATUM, Config, InsertLimiter, ReplayTable
 from controller.p4info import P4InfoIndex, decode_value
 from controller.p4runtime_proto import p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
@@ -58,21 +58,28 @@ class Artifacts:
 @dataclass(frozen=True)
 class TofinoArtifacts:
     """The program bf-p4c compiled for Tofino (`p4c --target tofino --arch tna -o
-    DIR --p4runtime-files DIR/replay_tna.p4info.txtpb`)."""
+    DIR --p4runtime-files DIR/replay_tna.p4info.txtpb`), pushed in the device
+    config form `form` (config.DEVICE_CONFIGS)."""
 
     directory: Path
+    form: str = STRATUM
 
     @property
     def p4info(self) -> Path:
         return self.directory / "replay_tna.p4info.txtpb"
 
     def device_config(self) -> bytes:
-        """P4Runtime's p4_device_config as Stratum takes it (controller/bf_pipeline.py)."""
+        """P4Runtime's p4_device_config as Stratum takes it (controller/bf_pipeline.py)
+        or, form pi, as bf_switchd's P4Runtime server does (controller/pi_device_config.py)."""
+        if self.form == PI:
+            return pi_device_config.device_config(self.directory)
         return bf_pipeline.device_config(self.directory)
 
     def device_config_file(self) -> Path:
-        """The device config written where Stratum's bf_pipeline_builder would put it."""
-        path = self.directory / "bf_pipeline_config.pb.bin"
+        """The device config written into the build folder: where Stratum's
+        bf_pipeline_builder would put it, or beside it for bf_switchd."""
+        name = "pi_device_config.bin" if self.form == PI else "bf_pipeline_config.pb.bin"
+        path = self.directory / name
         path.write_bytes(self.device_config())
         return path
 
@@ -113,7 +120,8 @@ def artifacts_for(cfg: Config) -> Pipeline:
     """The compiled program `cfg`'s switch runs: its `pipeline` folder, else the target's
     folder in p4src/build."""
     if cfg.switch.target is TOFINO:
-        return TofinoArtifacts(Path(cfg.switch.pipeline) if cfg.switch.pipeline else TOFINO_BUILD)
+        return TofinoArtifacts(Path(cfg.switch.pipeline) if cfg.switch.pipeline else TOFINO_BUILD,
+                               cfg.switch.device_config)
     if cfg.switch.target is TNA_MODEL:
         return TnaModelArtifacts()
     return Artifacts.in_dir(cfg.switch.pipeline) if cfg.switch.pipeline else DEFAULT

@@ -63,6 +63,7 @@ from agent.orchestration.benchmarks.pacing import (
     describe,
     probe,
 )
+from agent.orchestration.benchmarks.payload_sizes import PayloadBudget, payload_figures
 from agent.orchestration.benchmarks.replay_ops import BATCH_SIZES, OpsBudget, measure, warm_up
 from agent.orchestration.benchmarks.report import machine_info, write_all
 from agent.orchestration.benchmarks.run_ratio import run_ratio, run_ratio_jobs
@@ -141,6 +142,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--forward-seconds", type=positive_float, default=3.0)
     p.add_argument("--forward-pings", type=int_range(1, MANY), default=500,
                    help="packets timed one at a time for forwarding latency")
+    p.add_argument("--payload-sizes", action=argparse.BooleanOptionalAction, default=True,
+                   help="SAMPLE 32 per payload size (64 B in the slot, 1 KB and an Atari "
+                        "transition by reference), in-network and host, once per switch")
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
                    help="also train CartPole per backend via agent.orchestration.launch (long)")
     p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
@@ -277,8 +281,12 @@ def bench_switch(kind: str, args: argparse.Namespace, cfg: Config, budget: Budge
             jobs["forwarding"] = lambda: forwarding_figures(
                 bed.testbed, args.forward_packets, args.forward_seconds, args.forward_window,
                 args.forward_pings)
-        return _section(kind, backends, run_rounds(args.rounds, jobs, budget, label=kind),
-                        pacing)
+        section = _section(kind, backends, run_rounds(args.rounds, jobs, budget, label=kind),
+                           pacing)
+        if bed is not None and args.payload_sizes and {"switch", "host"} <= set(backends):
+            section["payloads"] = payload_figures(
+                bed, PayloadBudget(reps=args.sample_reps, seconds=args.op_seconds))
+        return section
     except Exception as exc:
         progress(f"{kind}: failed: {type(exc).__name__}: {exc}")
         return {"switch": kind, "backends": backends, "error": f"{type(exc).__name__}: {exc}",

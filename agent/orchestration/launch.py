@@ -26,6 +26,13 @@ budget, 2 bad usage or environment (one line on stderr), 130 interrupted.
 Through make, any of these but 0 becomes make's own 2; make's last line
 (`make: *** [Makefile:NN: run] Error 1`) names the code.
 
+--cluster ray places the Learner and the Actors as Ray actors on the Ray nodes that
+stand for the config's hosts (agent/orchestration/cluster; docs/cluster.md): on a
+Ray cluster made on the testbed for the run (a head in the learner's namespace, a
+worker node in each actor's), or with --ray-address on an existing cluster whose
+switch the operator has deployed (replayctl deploy). Ray must be installed
+(pip install -e '.[cluster]').
+
 Fault options (--loss, --snapshot-every, --restart-switch-at, --kill-learner-at,
 --kill-actor-at; agent/orchestration/faults.py) test that training rides through packet
 loss, a switch crash recovered from the periodic snapshots, a Learner killed
@@ -48,16 +55,13 @@ from pathlib import Path
 
 from agent.contract.cli_args import REPO, RUNS, ArgumentParser, doc_parts
 from agent.contract.protocol import REPLAY_UDP_PORT
+from agent.orchestration.cluster import run as cluster_run
+from agent.orchestration.cluster.nodes import RayStartError
+from agent.orchestration.cluster.placement import ray_missing
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.replay.host_server import Pacing, allow_spec
 from agent.replay.server_process import ServerProcess
-from agent.rl.hparams import (
-    MAX_ACTORS,
-    Hyperparams,
-    add_run_options,
-    apply_overrides,
-    check_env,
-)
+from agent.rl.hparams import MAX_ACTORS, Hyperparams, add_run_options, check_env, for_env
 from agent.rl.weights import WEIGHTS_UDP_PORT
 from bmv2.launch import SWITCH_KINDS, SwitchStartError, resolve_kind
 from bmv2.testbed.netns import LossError, have_netns
@@ -104,7 +108,7 @@ def training_config(base: Config, hp: Hyperparams, table: int, actors: int,
         hosts.append(roles["replay_server"][0])
     names = {h.name for h in hosts}
     train = replace(base.table(table), capacity=hp.capacity, min_size=hp.learning_starts,
-                    mode=hp.sample_mode, enabled=True)
+                    mode=hp.sample_mode, enabled=True, storage=hp.storage)
     cfgmod.validate_table(train, f"{base.source}: table {table} for this run")
     tables = tuple(train if t.id == table else t for t in base.tables)
     acl = tuple(a for a in base.acl if a.host in names)
@@ -133,6 +137,8 @@ def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | Non
            "--max-env-steps", str(args.max_env_steps), "--max-seconds", str(args.max_seconds),
            "--run-dir", str(args.run_dir), "--table", str(args.table)]
     cmd += [a for item in args.set for a in ("--set", item)]
+    if args.storage:
+        cmd += ["--storage", args.storage]
     if cfg is None or bed is None or replay is None:
         return cmd
     learner = next(h for h in cfg.hosts if h.role == "learner")
@@ -146,15 +152,20 @@ def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | Non
 
 # --- running the trainer -------------------------------------------------------------
 
-def relay(cmd: list[str], suffix: str) -> int:
-    """Run `cmd` in its own process group, relaying its output (SUMMARY lines get
-    `suffix`); on Ctrl-C or SIGTERM, stop the whole group and wait for it."""
+def relay(cmd: list[str], suffix: str, env: dict[str, str] | None = None) -> int:
+    """Run `cmd` in its own process group (with `env` added to the environment),
+    relaying its output (SUMMARY lines get `suffix`, `error: ` lines go to stderr); on
+    Ctrl-C or SIGTERM, stop the whole group and wait for it."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=REPO, start_new_session=True, bufsize=1)
+                            cwd=REPO, start_new_session=True, bufsize=1,
+                            env=os.environ | env if env else None)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
             line = line.rstrip("\n")
+            if line.startswith("error: "):   # the command's usage error, on our stderr
+                print(line, file=sys.stderr, flush=True)
+                continue
             print(f"{line} {suffix}" if line.startswith("SUMMARY ") else line, flush=True)
         return proc.wait()
     except KeyboardInterrupt:
@@ -200,10 +211,11 @@ def namespace_testbed(cfg: Config, kind: str, log_dir: Path) -> Testbed:
     return Testbed(cfg, kind, log_dir=log_dir)
 
 
-def check_training(args: argparse.Namespace) -> Hyperparams:
-    """The options every backend shares: hyperparameters and the environment."""
-    hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
-    check_env(hp.env_id)
+def check_training(args: argparse.Namespace, table_storage: str = "auto") -> Hyperparams:
+    """The options every backend shares: hyperparameters, the environment and the storage
+    mode (--storage, else the config table's), resolved into args.storage for the trainer."""
+    hp, _ = check_env(for_env(args.env, args.set, args.storage or table_storage))
+    args.storage = hp.storage
     return hp
 
 
@@ -218,13 +230,15 @@ def name_run_dir(args: argparse.Namespace, kind: str | None) -> Path:
 def run_config(args: argparse.Namespace) -> tuple[Config, str]:
     """The config of this run and the switch kind, after checking every option and
     that the machine can host it; names the run dir (it is not created yet)."""
-    hp = check_training(args)
+    base = cfgmod.load(args.config)
+    hp = check_training(args, next((t.storage for t in base.tables if t.id == args.table),
+                                   "auto"))
     ok, why = have_netns()
     if not ok:
         raise LaunchError(f"the testbed cannot run here: {why} "
                           "(BACKEND=inprocess trains without it)")
     kind = resolve_kind(args.switch)
-    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    cfg = training_config(base, hp, args.table, args.actors, args.backend)
     name_run_dir(args, kind)
     return cfg, kind
 
@@ -239,7 +253,31 @@ def fault_plan(args: argparse.Namespace) -> FaultPlan:
         raise LaunchError("; ".join(problems))
     if (plan.loss or plan.timed) and args.backend != "switch":
         raise LaunchError("the fault options need --backend switch")
+    if args.cluster == "ray" and plan.timed:
+        raise LaunchError("--cluster ray takes --loss and --kill-actor-node-at, not the "
+                          "other fault options")
+    if args.kill_actor_node_at is not None and args.cluster != "ray":
+        raise LaunchError("--kill-actor-node-at needs --cluster ray")
     return plan
+
+
+def check_cluster(args: argparse.Namespace) -> None:
+    """--cluster ray's own checks, before anything starts."""
+    if args.ray_address:
+        args.cluster = "ray"
+    if args.cluster != "ray":
+        return
+    why = ray_missing()
+    if why:
+        raise LaunchError(f"--cluster ray: {why}")
+    if args.backend == "inprocess":
+        raise LaunchError("--cluster ray needs --backend switch or host")
+    if args.ray_address and args.backend != "switch":
+        raise LaunchError("--ray-address needs --backend switch (the switch the operator "
+                          "deployed)")
+    if args.ray_address and args.kill_actor_node_at is not None:
+        raise LaunchError("--kill-actor-node-at kills a node of the testbed's own Ray "
+                          "cluster, not of one given with --ray-address")
 
 
 def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, int],
@@ -253,6 +291,11 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
         except LossError as exc:
             raise LaunchError(str(exc)) from None
         say(f"{plan.loss:g} % of the frames dropped each way on every link ({tool})")
+    if args.cluster == "ray":
+        if not isinstance(bed, Testbed):
+            raise LaunchError("--cluster ray needs the namespace testbed")
+        weights = f"{bed.config.broadcast.address}:{WEIGHTS_UDP_PORT}"
+        return cluster_run.train_on_testbed(args, bed, replay, weights, kind, relay)
     if not plan.timed:
         return relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
     if not isinstance(bed, Testbed):
@@ -281,9 +324,27 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
     return code
 
 
+def run_on_cluster(args: argparse.Namespace) -> int:
+    """--ray-address: the driver here, the roles on the existing cluster's nodes, the
+    replay on the config's switch as the operator deployed it."""
+    hp = check_training(args)
+    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    name_run_dir(args, "cluster").mkdir(parents=True, exist_ok=True)
+    replay = (cfg.vip, REPLAY_UDP_PORT)
+    weights = f"{cfg.broadcast.address}:{WEIGHTS_UDP_PORT}"
+    say(f"Ray cluster at {args.ray_address}; switch as deployed from {args.config}, replay at "
+        f"{replay[0]}:{replay[1]}; run dir {args.run_dir}")
+    cmd = cluster_run.driver_command(args, cfg, args.ray_address, replay,
+                                     cluster_run.train_options(args, cfg, replay, weights))
+    return relay(cmd, "switch=config cluster=ray")
+
+
 def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> int:
     """Check, set up, train, tear down; the trainer's exit code."""
+    check_cluster(args)
     plan = fault_plan(args)
+    if args.ray_address:
+        return run_on_cluster(args)
     if args.backend == "inprocess":
         check_training(args)
         if not 1 <= args.actors <= MAX_ACTORS:
@@ -337,6 +398,24 @@ def build_parser(doc: str | None = __doc__,
                    help="--backend host: pace the server's replies to RATE/s in bursts of at "
                         "most BURST (agent.replay.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    c = p.add_argument_group("cluster (agent/orchestration/cluster; docs/cluster.md)")
+    c.add_argument("--cluster", choices=("none", "ray"), default="none",
+                   help="ray: the Learner and the Actors are Ray actors on the nodes that "
+                        "stand for their hosts (a Ray cluster on the testbed, unless "
+                        "--ray-address)")
+    c.add_argument("--ray-address", default=None, metavar="HOST:PORT",
+                   help="join this Ray cluster (implies --cluster ray); its nodes carry the "
+                        "resources host:NAME of the config's hosts")
+    c.add_argument("--actor-restarts", type=int, default=3, metavar="N",
+                   help="times Ray restarts an Actor whose node died (default %(default)s)")
+    c.add_argument("--restart-wait", type=float, default=60.0, metavar="SECONDS",
+                   help="how long training waits for a lost Actor's node before going on "
+                        "without it (default %(default)s)")
+    c.add_argument("--kill-actor-node-at", type=float, metavar="SECONDS",
+                   help="fault: kill actor 0's Ray node (every process of its host), bring "
+                        "it back --node-down seconds later")
+    c.add_argument("--node-down", type=float, default=3.0, metavar="SECONDS",
+                   help="how long the killed node stays down (default %(default)s)")
     f = p.add_argument_group("faults (agent/orchestration/faults.py; times in seconds after "
                              "training starts)")
     f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",
@@ -368,7 +447,7 @@ def guarded(runner: Callable[[argparse.Namespace], int], args: argparse.Namespac
     except KeyboardInterrupt:
         say("interrupted; everything was torn down")
         return EXIT_INTERRUPTED
-    except (LaunchError, ConfigError, SwitchStartError, ValueError) as exc:
+    except (LaunchError, ConfigError, SwitchStartError, RayStartError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 

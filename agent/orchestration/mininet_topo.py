@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 
 from agent.orchestration import launch
+from bmv2.launch import PROCESS_KINDS
 from bmv2.testbed.netns_bed import Bed
 from controller.config import Config
 
@@ -43,6 +44,9 @@ def load_mininet() -> None:
 
 def mininet_bed(cfg: Config, kind: str, log_dir: Path) -> Bed:
     """The launcher's bed factory: a Mininet network instead of bare namespaces."""
+    if kind not in PROCESS_KINDS:
+        raise launch.LaunchError(f"the Mininet topology runs {', '.join(PROCESS_KINDS)}; "
+                                 f"{kind} runs on the namespace testbed (make run)")
     load_mininet()
     from mininet.log import setLogLevel
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agent.contract import protocol
 from agent.contract.cli_args import ArgumentParser, doc_parts
-from bmv2.launch import SWITCH_KINDS, SwitchProcess, SwitchStartError, resolve_kind
+from bmv2.launch import PROCESS_KINDS, SwitchProcess, SwitchStartError, resolve_kind
 from controller import config as cfgmod
 from controller import snapshot
 from controller.deploy import deploy
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     description, epilog = doc_parts(__doc__)
     p = ArgumentParser(description=description, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--switch", choices=("auto", *SWITCH_KINDS), default="python")
+    p.add_argument("--switch", choices=("auto", *PROCESS_KINDS), default="python")
     p.add_argument("--rounds", type=int, default=3, choices=range(1, 21), metavar="1..20")
     p.add_argument("--pings", type=int, default=300, choices=range(10, 10_001),
                    metavar="10..10000")

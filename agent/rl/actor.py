@@ -23,17 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import gymnasium as gym
 import numpy as np
 import torch
 
-from agent.contract import protocol
 from agent.contract.protocol import INSERT_WINDOW_US
 from agent.replay.client import ReplayClient, ReplayError
+from agent.replay.payload_store import PayloadServer, PayloadStore
 from agent.rl import transition
-from agent.rl.dqn import QNetwork, load_flat_parameters, priorities, q_and_targets
+from agent.rl.dqn import build_q_network, load_flat_parameters, priorities, q_and_targets
+from agent.rl.envs import info_of, make_env, storage_for
 from agent.rl.hparams import Hyperparams
 from agent.rl.nstep import NStep, NStepAccumulator, stack
+from agent.rl.storage import make_writer
 from agent.rl.weights import WeightReceiver
 
 THROTTLE_PATIENCE = 1.0
@@ -73,19 +74,28 @@ class Actor:
     """Steps one environment and feeds the replay table."""
 
     def __init__(self, index: int, num_actors: int, hp: Hyperparams, client: ReplayClient,
-                 receiver: WeightReceiver | None, seed: int) -> None:
+                 receiver: WeightReceiver | None, seed: int,
+                 store_host: str = "127.0.0.1") -> None:
         self.index = index
         self.num_actors = num_actors
         self.hp = hp
         self.client = client
         self.receiver = receiver
         self.seed = seed
-        self.env = gym.make(hp.env_id)
-        self.obs_dim = int(np.prod(self.env.observation_space.shape))
-        self.n_actions = int(self.env.action_space.n)
+        self.env = make_env(hp.env_id)
+        info = info_of(hp.env_id, self.env)
+        self.n_actions = info.n_actions
         self.epsilon = actor_epsilon(index, num_actors, hp.eps_base, hp.eps_alpha)
         torch.manual_seed(seed)
-        self.q = QNetwork(self.obs_dim, self.n_actions, hp.hidden)
+        self.q = build_q_network(info.obs_shape, self.n_actions, hp.hidden)
+        self.store_server: PayloadServer | None = None
+        storage = storage_for(hp.storage, info)
+        if storage == "reference":  # this actor keeps the bytes; the table the references
+            store = PayloadStore(hp.capacity)  # (the table holds at most capacity of ours)
+            self.store_server = PayloadServer(store, (store_host, 0)).start()
+            self.writer = make_writer(storage, store, self.store_server.address, index)
+        else:
+            self.writer = make_writer(storage)
         self.nstep = NStepAccumulator(hp.n_step, hp.gamma)
         self.rng = np.random.default_rng(seed)
         self.version = -1
@@ -100,7 +110,8 @@ class Actor:
 
     def run(self, stop: StopFlag, report: Callable[[ActorReport], None] | None = None,
             max_steps: int | None = None) -> None:
-        """Act until `stop` is set or `max_steps` env steps were taken."""
+        """Act until `stop` is set or `max_steps` env steps were taken (a payload store
+        goes on serving the Learner until close())."""
         obs, _ = self.env.reset(seed=self.seed)
         self.env.action_space.seed(self.seed)
         episode_return = 0.0
@@ -131,6 +142,12 @@ class Actor:
         self._flush()
         if report is not None:
             report(self._report(returns))
+
+    def close(self) -> None:
+        """Stop serving payloads by reference (their references become missing samples)."""
+        if self.store_server is not None:
+            self.store_server.stop()
+        self.env.close()
 
     def _report(self, returns: list[float]) -> ActorReport:
         inserts = self.client.stats()["inserts"]
@@ -189,7 +206,7 @@ class Actor:
         priorities = self._priorities(batch) if self.hp.actor_priorities else None
         limited = self.client.stats()["rate_limited"]
         with contextlib.suppress(ReplayError):  # counted in the client's stats; carry on
-            self.client.insert_many(protocol.to_payloads(transition.encode(batch)), priorities)
+            self.client.insert_many(self.writer.payloads(batch), priorities)
         # (without ACK, refusals of a flush are seen when the next one drains them)
         if self.client.stats()["rate_limited"] > limited:
             self._backoff = min(BACKOFF_MAX, max(BACKOFF_MIN, 2 * self._backoff))

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 JOIN_TIMEOUT = 5.0   # seconds the actors get to stop before processes are terminated
 ACTOR_MODES = ("thread", "process")
+ANY_ADDRESS, LOOPBACK = "0.0.0.0", "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,13 @@ def _client(spec: ActorSpec, service: ReplayService | None) -> ReplayClient:
 def run_actor(spec: ActorSpec, stop: StopFlag, reports: queue.Queue,
               service: ReplayService | None, receiver: WeightReceiver) -> None:
     """One actor's whole life, in the calling thread."""
+    store_host = LOOPBACK if spec.bind == ANY_ADDRESS else spec.bind  # where refs point
     actor = Actor(spec.index, spec.num_actors, spec.hp, _client(spec, service), receiver,
-                  spec.seed)
-    actor.run(stop, reports.put)
+                  spec.seed, store_host)
+    try:
+        actor.run(stop, reports.put)
+    finally:
+        actor.close()
 
 
 class StopOrOrphaned:

@@ -1,6 +1,6 @@
-"""The Q-network (a small MLP from observation to one Q-value per action) and the
-n-step double-DQN target, TD error and priority that the Learner and the
-Actors' initial priorities share."""
+"""The Q-networks (a small MLP for observation vectors, the Nature-DQN convolutional
+network for stacked frames) and the n-step double-DQN target, TD error and priority
+that the Learner and the Actors' initial priorities share."""
 
 from __future__ import annotations
 
@@ -36,6 +36,43 @@ class QNetwork(nn.Module):
         """argmax_a Q(obs, a) for one observation."""
         q = self.net(torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0))
         return int(q.argmax(dim=1).item())
+
+
+class ConvQNetwork(nn.Module):
+    """The Nature-DQN network (Mnih et al. 2015) on stacked uint8 frames (C, 84, 84):
+    three convolutions, a 512-unit layer, one Q-value per action. Pixels are scaled
+    to [0, 1] here, so observations travel and are stored as bytes."""
+
+    def __init__(self, obs_shape: tuple[int, ...], n_actions: int) -> None:
+        super().__init__()
+        channels, height, width = obs_shape
+        self.conv = nn.Sequential(
+            nn.Conv2d(channels, 32, 8, stride=4), nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
+        self.head = nn.Sequential(nn.Linear(flat, 512), nn.ReLU(), nn.Linear(512, n_actions))
+        self.obs_shape = obs_shape
+        self.n_actions = n_actions
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.head(self.conv(obs.float() / 255.0))
+
+    @torch.inference_mode()
+    def greedy(self, obs: np.ndarray) -> int:
+        """argmax_a Q(obs, a) for one observation."""
+        q = self(torch.as_tensor(np.asarray(obs)).unsqueeze(0))
+        return int(q.argmax(dim=1).item())
+
+
+def build_q_network(obs_shape: tuple[int, ...], n_actions: int,
+                    hidden: tuple[int, ...]) -> QNetwork | ConvQNetwork:
+    """The network for these observations: convolutional for stacked frames (C, H, W),
+    else an MLP with `hidden` layers."""
+    if len(obs_shape) == 3:
+        return ConvQNetwork(obs_shape, n_actions)
+    return QNetwork(int(np.prod(obs_shape)), n_actions, hidden)
 
 
 def q_and_targets(q_net: nn.Module, t: Transitions,

@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from agent.contract.cli_args import EXIT_USAGE, ArgumentParser, int_range
-from agent.rl.dqn import QNetwork, set_torch_threads
+from agent.rl.dqn import ConvQNetwork, QNetwork, build_q_network, set_torch_threads
+from agent.rl.envs import make_env
 
 EVAL_SEED = 100_000
 
@@ -35,13 +36,13 @@ class EvalResult:
         return float(np.mean(self.returns)) if self.returns else 0.0
 
 
-def evaluate(q: QNetwork, env_id: str, episodes: int = 20, seed: int = EVAL_SEED,
+def evaluate(q: QNetwork | ConvQNetwork, env_id: str, episodes: int = 20, seed: int = EVAL_SEED,
              give_up_below: float | None = None, max_return: float | None = None) -> EvalResult:
     """Run `episodes` greedy episodes (seeds seed, seed+1, ...).
 
     With give_up_below and max_return, stop as soon as the mean can no longer
     reach give_up_below even if every remaining episode scored max_return."""
-    env = gym.make(env_id)
+    env = make_env(env_id)
     returns: list[float] = []
     for episode in range(episodes):
         obs, _ = env.reset(seed=seed + episode)
@@ -60,7 +61,7 @@ def evaluate(q: QNetwork, env_id: str, episodes: int = 20, seed: int = EVAL_SEED
     return EvalResult(tuple(returns), complete=True)
 
 
-def load_checkpoint(path: Path, env_id: str | None) -> tuple[QNetwork, str]:
+def load_checkpoint(path: Path, env_id: str | None) -> tuple[QNetwork | ConvQNetwork, str]:
     """The greedy Q-network of a learner checkpoint and the env to run it on (the
     checkpoint's, unless `env_id`); ValueError saying what is wrong with either."""
     try:
@@ -77,12 +78,12 @@ def load_checkpoint(path: Path, env_id: str | None) -> tuple[QNetwork, str]:
         raise ValueError(f"--checkpoint {path}: not a learner checkpoint (no hparams with "
                          "env_id and hidden)") from None
     try:
-        env = gym.make(env_id)
-    except gym.error.Error as exc:
+        env = make_env(env_id)
+    except (gym.error.Error, ImportError) as exc:
         raise ValueError(f"--env {env_id}: {exc}") from None
     try:
-        q = QNetwork(int(np.prod(env.observation_space.shape)), int(env.action_space.n),
-                     hidden)
+        q = build_q_network(tuple(env.observation_space.shape), int(env.action_space.n),
+                            hidden)
         q.load_state_dict(state["q"])
     except (KeyError, RuntimeError, AttributeError) as exc:
         raise ValueError(f"--checkpoint {path} does not fit {env_id}: "

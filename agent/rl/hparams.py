@@ -8,12 +8,11 @@ import argparse
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-import gymnasium as gym
-
 from agent.contract.cli_args import int_range, positive_float
 from agent.contract.protocol import MAX_BATCH, NUM_SLOTS, NUM_TABLES, SAMPLING_MODES
+from agent.contract.storage import STORAGE_MODES
 from agent.replay.client import BACKENDS
-from agent.rl.transition import max_obs_dim
+from agent.rl.envs import EnvInfo, describe, env_defaults, storage_for
 
 MAX_ACTORS = 64  # the most actors one run may start (threads or processes)
 
@@ -23,6 +22,7 @@ class Hyperparams:
     """Ape-X DQN settings (the defaults solve CartPole-v1)."""
 
     env_id: str = "CartPole-v1"
+    storage: str = "auto"                 # slot, float16, reference; auto: from the env
     hidden: tuple[int, ...] = (64, 64)    # Q-network hidden layer widths
     lr: float = 1e-3                      # Adam learning rate
     gamma: float = 0.99
@@ -55,6 +55,15 @@ class Hyperparams:
         """Importance-sampling exponent at a learner step (linear to 1.0)."""
         frac = min(1.0, step / max(1, self.per_beta_steps))
         return self.per_beta0 + frac * (1.0 - self.per_beta0)
+
+
+def for_env(env_id: str, items: list[str], storage: str | None = None) -> Hyperparams:
+    """A run's hyperparameters: the CartPole defaults, `env_id`'s own (agent/rl/envs.py),
+    the storage mode if given, then the 'name=value' overrides, checked."""
+    hp = replace(Hyperparams(env_id=env_id), **env_defaults(env_id))  # type: ignore[arg-type]
+    if storage is not None:
+        hp = replace(hp, storage=storage)
+    return apply_overrides(hp, items)
 
 
 def apply_overrides(hp: Hyperparams, items: list[str]) -> Hyperparams:
@@ -100,6 +109,8 @@ def check(hp: Hyperparams) -> Hyperparams:
         problems.append(("learning_starts", f"must be 0..capacity ({hp.capacity})"))
     if hp.sample_mode not in SAMPLING_MODES:
         problems.append(("sample_mode", "must be prioritized or uniform"))
+    if hp.storage not in STORAGE_MODES:
+        problems.append(("storage", f"must be one of {', '.join(STORAGE_MODES)}"))
     if not hp.hidden or min(hp.hidden) < 1:
         problems.append(("hidden", "must be one or more layer widths, e.g. 64,64"))
     for name, problem in problems:
@@ -107,24 +118,12 @@ def check(hp: Hyperparams) -> Hyperparams:
     return hp
 
 
-def check_env(env_id: str) -> None:
-    """ValueError (one line) unless `env_id` is an installed gymnasium environment
-    with discrete actions and a flat observation that fits a replay slot."""
-    try:
-        env = gym.make(env_id)
-    except Exception as exc:  # gymnasium raises many kinds: unknown id, missing extras, ...
-        raise ValueError(f"--env {env_id}: {str(exc).splitlines()[0]}") from None
-    try:
-        obs, act = env.observation_space, env.action_space
-        if not isinstance(act, gym.spaces.Discrete):
-            raise ValueError(f"--env {env_id}: actions are {act}; DQN needs discrete actions")
-        if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
-            raise ValueError(f"--env {env_id}: observations are {obs}; a flat vector is needed")
-        if obs.shape[0] > max_obs_dim():
-            raise ValueError(f"--env {env_id}: observations of {obs.shape[0]} floats do not fit "
-                             f"a replay slot (at most {max_obs_dim()})")
-    finally:
-        env.close()
+def check_env(hp: Hyperparams) -> tuple[Hyperparams, EnvInfo]:
+    """`hp` with its storage mode resolved for its environment, and the environment's
+    description; ValueError (one line) for an environment or a storage mode that
+    cannot work (agent/rl/envs.py)."""
+    info = describe(hp.env_id)
+    return replace(hp, storage=storage_for(hp.storage, info)), info
 
 
 def add_run_options(p: argparse.ArgumentParser, *, backend: str, backend_help: str | None = None,
@@ -135,6 +134,10 @@ def add_run_options(p: argparse.ArgumentParser, *, backend: str, backend_help: s
     p.add_argument("--actors", type=int, default=2, help=actors_help)
     p.add_argument("--env", default="CartPole-v1",
                    help="a gymnasium environment with discrete actions")
+    p.add_argument("--storage", choices=STORAGE_MODES, default=None,
+                   help="how the table keeps experiences: slot, float16 (observations as "
+                        "float16 in the slot), reference (the actors keep the bytes); "
+                        "auto: slot where a transition fits, else reference")
     p.add_argument("--seed", type=int_range(0, 2**32 - 1), default=1)
     p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=500_000)
     p.add_argument("--max-seconds", type=positive_float, default=900.0)

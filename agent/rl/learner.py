@@ -29,8 +29,9 @@ from agent.contract.protocol import SAMPLING_MODES, Mode, SampleBatch, Status
 from agent.replay.client import ReplayClient, ReplayRefused, ReplayTimeout
 from agent.replay.importance import importance_weights
 from agent.rl import transition
-from agent.rl.dqn import QNetwork, flat_parameters, priorities, q_and_targets
+from agent.rl.dqn import build_q_network, flat_parameters, priorities, q_and_targets
 from agent.rl.hparams import Hyperparams
+from agent.rl.storage import Reader, SlotReader
 from agent.rl.weights import WeightSender
 
 log = logging.getLogger(__name__)
@@ -52,14 +53,16 @@ class StepInfo:
 class Learner:
     """Trains a QNetwork from replay samples and feeds priorities and weights back."""
 
-    def __init__(self, hp: Hyperparams, client: ReplayClient, obs_dim: int, n_actions: int,
-                 sender: WeightSender | None = None, seed: int = 0) -> None:
+    def __init__(self, hp: Hyperparams, client: ReplayClient, obs_dim: int | tuple[int, ...],
+                 n_actions: int, sender: WeightSender | None = None, seed: int = 0,
+                 reader: Reader | None = None) -> None:
         torch.manual_seed(seed)
         self.hp = hp
         self.client = client
         self.sender = sender
-        self.obs_dim = obs_dim
-        self.q = QNetwork(obs_dim, n_actions, hp.hidden)
+        shape = (obs_dim,) if isinstance(obs_dim, int) else tuple(obs_dim)
+        self.reader = reader or SlotReader(int(np.prod(shape)))  # storage: agent/rl/storage.py
+        self.q = build_q_network(shape, n_actions, hp.hidden)
         self.target = copy.deepcopy(self.q)
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=hp.lr)
         self.mode = SAMPLING_MODES[hp.sample_mode]
@@ -72,7 +75,10 @@ class Learner:
         batch = self._next_batch()
         if batch is None:
             return None
-        t = transition.decode(batch.payload, self.obs_dim)
+        batch, t = self.reader.transitions(batch)
+        if not len(batch):  # every sample missing (payloads by reference)
+            self.waits += 1
+            return None
         if self.mode == Mode.PRIORITIZED:
             weights = importance_weights(batch.priority, batch.total, batch.size,
                                          self.hp.beta(self.steps))

@@ -63,13 +63,19 @@ class NStepAccumulator:
         return NStep(obs, action, ret, next_obs, done, self.gamma ** (len(self._steps) - i))
 
 
+def _observations(obs: list[np.ndarray]) -> np.ndarray:
+    """Observations stacked: float ones as float32, frames (uint8) as they are."""
+    out = np.asarray(obs)
+    return out.astype(np.float32) if out.dtype.kind != "u" else out
+
+
 def stack(steps: list[NStep], actor: int) -> Transitions:
     """Stack n-step transitions from one actor into arrays."""
     return Transitions(
-        obs=np.asarray([s.obs for s in steps], dtype=np.float32),
+        obs=_observations([s.obs for s in steps]),
         action=np.asarray([s.action for s in steps], dtype=np.int64),
         ret=np.asarray([s.ret for s in steps], dtype=np.float32),
-        next_obs=np.asarray([s.next_obs for s in steps], dtype=np.float32),
+        next_obs=_observations([s.next_obs for s in steps]),
         done=np.asarray([s.done for s in steps], dtype=np.float32),
         discount=np.asarray([s.discount for s in steps], dtype=np.float32),
         actor=np.full(len(steps), actor, dtype=np.int64),

@@ -35,27 +35,23 @@ from collections import deque
 from dataclasses import asdict
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 
 from agent.contract.cli_args import ArgumentParser, int_range
 from agent.contract.protocol import ALLOW_ALL, REPLAY_UDP_PORT, SAMPLING_MODES
 from agent.replay.client import ReplayClient, RetryPolicy, make_client
 from agent.replay.memory import ReplayService, TableConfig
+from agent.replay.resolver import PayloadResolver
 from agent.replay.server_process import ServerProcess
 from agent.rl.actor import ActorReport
 from agent.rl.actors import ACTOR_MODES, ActorPool, ActorSpec
 from agent.rl.dqn import set_torch_threads
+from agent.rl.envs import make_env
 from agent.rl.evaluate import evaluate
-from agent.rl.hparams import (
-    MAX_ACTORS,
-    Hyperparams,
-    add_run_options,
-    apply_overrides,
-    check_env,
-)
+from agent.rl.hparams import MAX_ACTORS, Hyperparams, add_run_options, check_env, for_env
 from agent.rl.learner import Learner
 from agent.rl.metrics import MetricsLog
+from agent.rl.storage import Reader, make_reader
 from agent.rl.weights import WEIGHTS_UDP_PORT, WeightSender
 
 log = logging.getLogger(__name__)
@@ -92,8 +88,7 @@ class Run:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.hp = apply_overrides(Hyperparams(env_id=args.env), args.set)
-        check_env(self.hp.env_id)
+        self.hp, self.info = check_env(for_env(args.env, args.set, args.storage))
         self.run_dir: Path = args.run_dir
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.actor_mode = args.actor_mode or ("thread" if args.backend == "inprocess"
@@ -127,6 +122,16 @@ class Run:
         self.server = start_host_server(self.hp, args.table, args.seed, self.run_dir)
         return self.server.address
 
+    def reader(self, client: ReplayClient) -> Reader:
+        """How the learner reads sampled batches (storage reference: a resolver that
+        fetches the payloads from the actors, topping up missing samples)."""
+        hp = self.hp
+        if hp.storage != "reference":
+            return make_reader(hp.storage, self.info)
+        resolver = PayloadResolver((self.args.bind, 0))
+        mode = SAMPLING_MODES[hp.sample_mode]
+        return make_reader(hp.storage, self.info, resolver, lambda k: client.sample(k, mode))
+
     def plan_actors(self, replay: tuple[str, int] | None) -> tuple[list[ActorSpec],
                                                                    list[tuple[str, int]]]:
         """Each actor's spec, and the learner's weight destinations."""
@@ -151,6 +156,11 @@ class Run:
                                    replay, _nth(args.actor_ip, i, args.bind), weights_bind,
                                    args.table, args.ack_inserts, _nth(args.actor_netns, i, None)))
         return specs, broadcast or loopback
+
+    def make_pool(self) -> ActorPool:
+        """The pool that starts and watches this run's actors (agent.orchestration.cluster
+        places them on Ray nodes instead)."""
+        return ActorPool(self.actor_mode, self.service)
 
     def stop_all(self) -> None:
         """Stop the actors (and the host server this run started)."""
@@ -177,10 +187,10 @@ class Run:
         set_torch_threads(1)
         random.seed(args.seed)
         np.random.seed(args.seed)
-        env = gym.make(hp.env_id)
-        obs_dim = int(np.prod(env.observation_space.shape))
-        n_actions = int(env.action_space.n)
+        env = make_env(hp.env_id)
         self.max_return = float(env.spec.max_episode_steps or np.inf) if env.spec else np.inf
+        env.close()
+        reader: Reader | None = None
         metrics = MetricsLog(self.run_dir / "metrics.csv")
         try:
             replay = self.replay_address()
@@ -188,12 +198,13 @@ class Run:
                                  bind=(args.bind, 0), table=args.table,
                                  policy=RetryPolicy(partial_ok=hp.partial_batch))
             specs, dests = self.plan_actors(replay)
-            learner = Learner(hp, client, obs_dim, n_actions, WeightSender(dests),
-                              seed=args.seed)
+            reader = self.reader(client)
+            learner = Learner(hp, client, self.info.obs_shape, self.info.n_actions,
+                              WeightSender(dests), seed=args.seed, reader=reader)
             if args.resume:
                 self._resume(learner, args.resume)
             start = time.monotonic() - self.elapsed_before
-            self.actors = ActorPool(self.actor_mode, self.service)
+            self.actors = self.make_pool()
             self.actors.start(specs, self.run_dir / "pids.json")
             solved, eval_mean = self._loop(learner, client, self.actors, metrics, start)
         finally:
@@ -215,8 +226,12 @@ class Run:
                    "max_stall_s": round(self.max_stall[0], 2),
                    "max_stall_end_s": round(self.max_stall[1], 1),
                    "actors_died": self.actors.died if self.actors else {},
+                   "storage": hp.storage, "payloads": reader.stats() if reader else {},
                    "hparams": asdict(hp)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        if hp.storage == "reference":
+            print("payloads by reference: " + " ".join(
+                f"{k}={v}" for k, v in summary["payloads"].items()), flush=True)
         print(f"SUMMARY solved={solved} backend={args.backend} actors={args.actors} "
               f"env={hp.env_id} seed={args.seed} learner_steps={learner.steps} "
               f"env_steps={self.env_steps} wall_s={wall:.1f} eval_return={eval_mean:.1f} "
@@ -257,7 +272,8 @@ class Run:
                 # Evaluation gives up once the mean cannot reach solve_return; the
                 # row shows the mean of the episodes it ran, and how many.
                 result = evaluate(learner.q, hp.env_id, hp.eval_episodes,
-                                  give_up_below=hp.solve_return, max_return=self.max_return)
+                                  give_up_below=hp.solve_return if np.isfinite(hp.solve_return)
+                                  else None, max_return=self.max_return)
                 shown = (result.mean, len(result.returns))
                 if result.complete:
                     eval_mean = result.mean

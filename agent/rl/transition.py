@@ -34,10 +34,10 @@ EXTRA_WORDS = 5  # action, ret, done, discount, actor
 class Transitions:
     """A batch of n-step transitions as arrays (one row per transition)."""
 
-    obs: np.ndarray        # (B, D) float32
+    obs: np.ndarray        # (B, D) float32, or (B, C, H, W) uint8 frames (by reference)
     action: np.ndarray     # (B,) int64
     ret: np.ndarray        # (B,) float32
-    next_obs: np.ndarray   # (B, D) float32
+    next_obs: np.ndarray   # like obs
     done: np.ndarray       # (B,) float32, 1.0 = terminated
     discount: np.ndarray   # (B,) float32, gamma^k
     actor: np.ndarray      # (B,) int64

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .compiler import Compiled, compile_program
+from .compiler import compile_program
 from .engine import Engine, OutputHook, Stats
 from .errors import InvalidEntryError, PySwitchError, UnknownNameError
 from .info import ProgramInfo, program_info
 from .pre import CloneSession, Pre, Replica
-from .program import Program, load_program
+from .program import load_program
 from .tables import Match, Table, TableEntry
 from .tna import TnaEngine, compile_tna, is_tna_program, load_ir, tna_program_info
 from .tna.externs import RegisterArray

@@ -1,6 +1,7 @@
 """The namespace testbed: one network namespace per configured host, a veth
-from each to the switch, the switch process (bmv2 or the Python switch) in the
-root namespace, and the controller's deploy of the config. Torn down on exit,
+from each to the switch, the switch process (bmv2 or the Python switch; or
+Intel's model and its driver, bmv2/tofino_model.py) in the root namespace, and
+the controller's deploy of the config. Torn down on exit,
 error or signal, leaving no namespaces, links or processes behind. Also the host
 replay server (the baseline) in a bed's namespace, serving a table as the config
 sets it."""
@@ -8,6 +9,7 @@ sets it."""
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,7 +18,15 @@ from typing import Protocol
 from agent.replay.host_server import Pacing
 from agent.replay.memory import TableConfig
 from agent.replay.server_process import ServerProcess
-from bmv2.launch import KIND_TARGETS, SwitchProcess, free_tcp_port, resolve_kind
+from bmv2 import tofino_model
+from bmv2.launch import (
+    KIND_DEVICE_CONFIGS,
+    KIND_TARGETS,
+    SwitchProcess,
+    free_tcp_port,
+    resolve_kind,
+)
+from bmv2.sde import find_sde
 from bmv2.testbed.netns import (
     Namespace,
     VethPair,
@@ -127,7 +137,7 @@ class Testbed(BedLifecycle):
     tag: str = field(default_factory=_tag)
     grpc_addr: str | None = None   # None: a free port on 127.0.0.1
     deploy_config: bool = True     # False: leave the switch without a pipeline
-    switch: SwitchProcess | None = None
+    switch: SwitchProcess | tofino_model.TofinoModelSwitch | None = None
     session: P4RuntimeSession | None = None
     deploy_report: DeployReport | None = None
     namespaces: dict[str, Namespace] = field(default_factory=dict)
@@ -137,10 +147,15 @@ class Testbed(BedLifecycle):
         return f"{PREFIX}{self.tag}-{host}"
 
     def switch_iface(self, port: int) -> str:
+        if self.switch_kind == tofino_model.KIND:
+            return tofino_model.switch_veth(port)   # the names the model's port map gives
         return f"{PREFIX}{self.tag}s{port}"
 
     def host_iface(self, host: str) -> str:
-        return f"{PREFIX}{self.tag}h{self.config.host(host).port}"
+        port = self.config.host(host).port
+        if self.switch_kind == tofino_model.KIND:
+            return tofino_model.host_veth(port)
+        return f"{PREFIX}{self.tag}h{port}"
 
     def start(self) -> Testbed:
         """Create everything; on any failure tear down what was made and re-raise."""
@@ -155,16 +170,26 @@ class Testbed(BedLifecycle):
         target = KIND_TARGETS[kind]
         if switch_cfg.target is not target:   # the program this kind runs, at its ports
             switch_cfg = replace(switch_cfg, target=target, cpu_port=target.cpu_port)
+        switch_cfg = replace(switch_cfg, device_config=KIND_DEVICE_CONFIGS.get(
+            kind, switch_cfg.device_config))
         self.config = replace(self.config, switch=switch_cfg)
         log = self.log_dir / f"switch-{kind}.log" if self.log_dir else None
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.switch = SwitchProcess(
-            kind, {h.port: self.switch_iface(h.port) for h in self.config.hosts},
-            grpc_addr=grpc_addr, device_id=self.config.switch.device_id,
-            cpu_port=self.config.switch.cpu_port, log_path=log).start()
+        ports = {h.port: self.switch_iface(h.port) for h in self.config.hosts}
+        if kind == tofino_model.KIND:
+            run_dir = (self.log_dir or Path(tempfile.gettempdir())) / f"{PREFIX}{self.tag}-{kind}"
+            self.switch = tofino_model.TofinoModelSwitch(
+                find_sde(), ports, run_dir, grpc_addr=grpc_addr,
+                device_id=self.config.switch.device_id).start()
+        else:
+            self.switch = SwitchProcess(kind, ports, grpc_addr=grpc_addr,
+                                        device_id=self.config.switch.device_id,
+                                        cpu_port=self.config.switch.cpu_port,
+                                        log_path=log).start()
         if self.deploy_config:
-            self.session, self.deploy_report = connect_and_deploy(self.config)
+            self.session, self.deploy_report = connect_and_deploy(
+                self.config, tofino_model.DEPLOY_TIMEOUT if kind == tofino_model.KIND else 10)
 
     def _create_hosts(self) -> None:
         delete_links(self._link_names())   # a crashed bed of the same tag
@@ -226,10 +251,12 @@ class Testbed(BedLifecycle):
         delete_links(self._link_names())
 
 
-def connect_and_deploy(config: Config) -> tuple[P4RuntimeSession, DeployReport]:
-    """A primary P4Runtime session to the config's switch, and the deploy of the config."""
+def connect_and_deploy(config: Config,
+                       timeout: float = 10) -> tuple[P4RuntimeSession, DeployReport]:
+    """A primary P4Runtime session to the config's switch (each call bounded by
+    `timeout` seconds), and the deploy of the config."""
     session = P4RuntimeSession(config.switch.address, config.switch.device_id,
-                               election_id=TESTBED_ELECTION_ID, timeout=10,
+                               election_id=TESTBED_ELECTION_ID, timeout=timeout,
                                tls=config.switch.tls).connect()
     return session, deploy(session, config)
 

@@ -113,6 +113,14 @@ def test_python_switch_testbed(tmp_path: Path) -> None:
     assert "forwarding_pps.png" in results["files"]
     md = (tmp_path / "out" / "results.md").read_text()
     assert "in-network / host" in md and "one packet in flight" in md
+    # SAMPLE 32 per payload size, by reference beyond the slot, nothing missing.
+    payloads = tb["payloads"]
+    for backend in ("switch", "host"):
+        for size in ("64B_slot", "1KB_ref", "atari_ref"):
+            key = f"payload.{backend}.{size}"
+            assert payloads[f"{key}.p50_ms"] > 0 and payloads[f"{key}.experiences_per_s"] > 0
+            assert payloads[f"{key}.missing"] == 0
+    assert "| Atari transition (56 448 B) by reference |" in md
 
     # The host server's pacing was calibrated before the rounds and is recorded.
     pacing = tb["host_pacing"]

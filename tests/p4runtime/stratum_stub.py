@@ -1,13 +1,16 @@
 """A stand-in for Stratum on a Tofino switch, for the deploy path: a P4Runtime
 server that takes a pipeline as P4Info plus a BfPipelineConfig device config
 (refusing anything else, as stratum_bfrt does), keeps table entries and
-multicast groups, and answers reads. It has no data plane: what it shows is
-what a controller pushed."""
+multicast groups, and answers reads. BfSwitchdStub stands in for bf_switchd's
+own P4Runtime server the same way, taking the device config in the chunks
+bf-drivers' _pi_update_device_start reads (split_pi_chunks). Neither has a data
+plane: what they show is what a controller pushed."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import struct
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +31,7 @@ class StubState:
     """What the controller has pushed so far."""
 
     p4info: p4info_pb2.P4Info | None = None
-    device_config: BfPipelineConfig | None = None
+    device_config: BfPipelineConfig | list[bytes] | None = None
     entries: dict[tuple, p4runtime_pb2.TableEntry] = field(default_factory=dict)
     groups: dict[int, p4runtime_pb2.MulticastGroupEntry] = field(default_factory=dict)
     writes: int = 0
@@ -49,14 +52,22 @@ class StratumStub(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.device_id = device_id
         self.state = StubState()
 
+    @staticmethod
+    def parse_device_config(data: bytes) -> BfPipelineConfig:
+        """The pushed device config; ValueError says why it is refused."""
+        try:
+            config = BfPipelineConfig.FromString(data)
+        except DecodeError:
+            raise ValueError("p4_device_config is not a BfPipelineConfig") from None
+        if not config.p4_name or not config.profiles:
+            raise ValueError("BfPipelineConfig without a program")
+        return config
+
     def SetForwardingPipelineConfig(self, request, context):
         try:
-            config = BfPipelineConfig.FromString(request.config.p4_device_config)
-        except DecodeError:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "p4_device_config is not a "
-                          "BfPipelineConfig")
-        if not config.p4_name or not config.profiles:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "BfPipelineConfig without a program")
+            config = self.parse_device_config(request.config.p4_device_config)
+        except ValueError as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         self.state = StubState(p4info=request.config.p4info, device_config=config)
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
@@ -120,13 +131,63 @@ class StratumStub(p4runtime_pb2_grpc.P4RuntimeServicer):
                 yield out
 
 
-class StratumStubServer:
-    """The stub on a free loopback port, for a `with` block."""
+PI_MAX_NAME = 100   # _PI_UPDATE_MAX_NAME_SIZE
 
-    def __init__(self) -> None:
-        self.stub = StratumStub()
-        self.address = f"127.0.0.1:{free_tcp_port()}"
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+
+def split_pi_chunks(data: bytes) -> list[bytes]:
+    """A PI device config read as bf-drivers' _pi_update_device_start reads it:
+    chunks of a little-endian uint32 length and that many bytes, the program
+    name, tofino.bin, context.json, the pipeline name and, when that is not
+    empty, bf-rt.json. ValueError where the driver would read past the end of
+    the buffer (it never checks its size) or refuse a name."""
+    chunks: list[bytes] = []
+    at = 0
+
+    def take() -> None:
+        nonlocal at
+        number = len(chunks) + 1
+        if at + 4 > len(data):
+            raise ValueError(f"chunk {number}'s length lies past the end of the "
+                             f"{len(data)} bytes")
+        (size,) = struct.unpack_from("<I", data, at)
+        if at + 4 + size > len(data):
+            raise ValueError(f"chunk {number} ({size} bytes) runs past the end")
+        if number in (1, 4) and size > PI_MAX_NAME:
+            raise ValueError(f"chunk {number}: a name of {size} bytes")
+        chunks.append(data[at + 4:at + 4 + size])
+        at += 4 + size
+
+    for _ in range(4):
+        take()
+    if chunks[3]:
+        take()
+    return chunks
+
+
+class BfSwitchdStub(StratumStub):
+    """bf_switchd's PI-based P4Runtime server, as far as the deploy path sees it:
+    the device config is the chunks, which it keeps as a list."""
+
+    @staticmethod
+    def parse_device_config(data: bytes) -> list[bytes]:
+        chunks = split_pi_chunks(data)
+        if len(data) != sum(4 + len(c) for c in chunks):
+            raise ValueError("bytes after the last chunk")
+        return chunks
+
+
+MAX_MESSAGE = 256 * 1024 * 1024   # what bf_switchd's P4Runtime server takes
+
+
+class StratumStubServer:
+    """A stub (Stratum's by default) on `address` (a free loopback port by
+    default), for a `with` block."""
+
+    def __init__(self, stub: type[StratumStub] = StratumStub, address: str | None = None) -> None:
+        self.stub = stub()
+        self.address = address or f"127.0.0.1:{free_tcp_port()}"
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4),
+                                   options=[("grpc.max_receive_message_length", MAX_MESSAGE)])
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.stub, self._server)
         self._server.add_insecure_port(self.address)
 

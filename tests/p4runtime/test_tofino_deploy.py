@@ -1,8 +1,9 @@
 """`replayctl deploy` to a Tofino switch, as far as it goes without one: the
 config names the target and bf-p4c's output folder, and the controller pushes
-P4Info plus Stratum's BfPipelineConfig, the entries by the TNA program's names
+P4Info plus Stratum's BfPipelineConfig (or, `device_config: pi`, the chunks
+bf_switchd's own P4Runtime server reads), the entries by the TNA program's names
 and the multicast groups through the loop port, by the same code as for bmv2
-(tests/p4runtime/stratum_stub.py stands in for Stratum)."""
+(tests/p4runtime/stratum_stub.py stands in for Stratum and bf_switchd)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ from controller.program import (
 from controller.replication import COPIES, wanted_groups
 from controller.target import TOFINO
 from tests.dataplane.packets import CONFIG
-from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, StratumStubServer, fake_tofino_build
+from tests.p4runtime.stratum_stub import (
+    PIPE_SCOPE,
+    PROGRAM,
+    BfSwitchdStub,
+    StratumStubServer,
+    fake_tofino_build,
+)
 
 
 @pytest.fixture
@@ -36,9 +43,9 @@ def stub() -> Iterator[StratumStubServer]:
         yield server
 
 
-def tofino_config(tmp_path: Path, address: str, build: str = "build") -> Path:
+def tofino_config(tmp_path: Path, address: str, build: str = "build", **switch: str) -> Path:
     doc = yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": address, "target": "tofino", "pipeline": build}
+    doc["switch"] = {"address": address, "target": "tofino", "pipeline": build, **switch}
     path = tmp_path / "switch.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -76,6 +83,32 @@ def test_replayctl_deploys_the_tna_build_the_way_stratum_takes_it(
     assert cli.main(["-c", str(cfg_path), "deploy"]) == 0
     assert "nothing changed" in capsys.readouterr().out
     assert state.writes == writes        # the second deploy wrote nothing
+
+
+def test_replayctl_deploys_the_tna_build_the_way_bf_switchd_takes_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`device_config: pi`: the pipeline in the five chunks, then the same entries
+    and groups. The stand-in for bf_switchd refuses Stratum's form, Stratum's this one."""
+    (tmp_path / "build").mkdir()
+    files = fake_tofino_build(tmp_path / "build", P4InfoIndex.from_file(DEFAULT.p4info).p4info)
+    with StratumStubServer(BfSwitchdStub) as server:
+        assert cli.main(["-c", str(tofino_config(tmp_path, server.address)), "deploy"]) != 0
+        assert "chunk" in capsys.readouterr().err and server.stub.state.p4info is None
+        cfg_path = tofino_config(tmp_path, server.address, device_config="pi")
+        assert cli.main(["-c", str(cfg_path), "deploy"]) == 0
+        assert "pipeline pushed" in capsys.readouterr().out
+        state = server.stub.state
+        assert state.device_config == [PROGRAM.encode(), files["pipe/tofino.bin"],
+                                       files["pipe/context.json"], b"pipe", files["bfrt.json"]]
+        info = P4InfoIndex(state.p4info)
+        assert CONFIG_TABLE in {info.name_of(e.table_id) for e in state.entries.values()}
+        assert {gid: sorted((r.egress_port, r.instance) for r in g.replicas)
+                for gid, g in state.groups.items()} == wanted_groups(config.load(cfg_path))
+    with StratumStubServer() as stratum:
+        cfg_path = tofino_config(tmp_path, stratum.address, device_config="pi")
+        assert cli.main(["-c", str(cfg_path), "deploy"]) != 0
+        assert "not a BfPipelineConfig" in capsys.readouterr().err
+        assert stratum.stub.state.p4info is None
 
 
 def test_a_tofino_config_without_a_compiled_program_is_one_clear_line(

@@ -19,6 +19,9 @@ def test_good_config_loads_with_defaults() -> None:
     assert cfg.acl[1].mask == 0x06
     assert cfg.broadcast is not None and cfg.broadcast.members == ("actor1",)
     assert cfg.switch.cpu_port == 255
+    assert cfg.table(0).storage == "auto"
+    assert config.parse(GOOD.replace("mode: uniform}", "mode: uniform, storage: reference}")
+                        ).table(0).storage == "reference"
 
 
 def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
@@ -41,14 +44,21 @@ def test_insert_limit_gives_each_inserting_host_a_limiter() -> None:
     ("role: actor}", "role: actor, colour: red}", ":5: hosts[1].colour: unknown field"),
     ("mode: uniform}", "mode: uniform, insert_limit: 70000}",
      ":7: tables[0].insert_limit: must be 0..65535 INSERTs per host per window"),
+    ("mode: uniform}", "mode: uniform, storage: zip}",
+     ":7: tables[0].storage: 'zip' is not one of auto, slot, float16, reference"),
     ("mode: uniform}", "mode: uniform, insert_limit: many}",
      ":7: tables[0].insert_limit: expected an integer"),
     ("device_id: 0,", "device_id: 0, target: tofino9,",
-     ":1: switch.target: unknown target 'tofino9' (known: bmv2, tofino)"),
+     ":1: switch.target: unknown target 'tofino9' (known: bmv2, tofino, tna)"),
     ("device_id: 0,", "device_id: 0, target: tofino,",
      ":1: switch.cpu_port: must be 64, CPU_PORT of the tofino build (p4src/tna/arch.p4)"),
     ("device_id: 0,", "device_id: 0, pipeline: no/such/dir,",
      ":1: switch.pipeline: no folder 'no/such/dir'"),
+    ("device_id: 0,", "device_id: 0, device_config: pi,",
+     ":1: switch.device_config: only for target tofino (the bmv2 target's device config has "
+     "one form)"),
+    ("cpu_port: 255", "target: tofino, device_config: pif",
+     ":1: switch.device_config: 'pif' is not one of stratum, pi"),
 ])
 def test_bad_config_names_line_and_field(old: str, new: str, where: str) -> None:
     text = GOOD.replace(old, new)

@@ -1,6 +1,7 @@
 """The controller's Tofino target without a Tofino: the ports it takes from the
 TNA program, the multicast groups it derives, the P4Info names it resolves, and
-the device config it hands Stratum, byte for byte."""
+the device config it hands Stratum, byte for byte (bf_switchd's:
+tests/unit/test_pi_device_config.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from agent.contract.cli_args import REPO
 from agent.contract.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
-from controller import bf_pipeline, config
+from controller import bf_pipeline, config, pi_device_config
 from controller import program as names
 from controller.bf_pipeline import BfPipelineError
 from controller.p4info import P4InfoIndex
@@ -30,7 +31,13 @@ from controller.program import (
 from controller.replication import COPIES, wanted_groups
 from controller.target import TARGETS
 from tests import needs
-from tests.p4runtime.stratum_stub import PIPE_SCOPE, PROGRAM, fake_tofino_build, tna_p4info
+from tests.p4runtime.stratum_stub import (
+    PIPE_SCOPE,
+    PROGRAM,
+    fake_tofino_build,
+    split_pi_chunks,
+    tna_p4info,
+)
 from tests.unit.configs import GOOD
 
 TOFINO = GOOD.replace("cpu_port: 255", "target: tofino")
@@ -202,3 +209,5 @@ def test_the_device_config_of_a_real_bf_p4c_build(tmp_path: Path) -> None:
     assert profile.context == (out / "pipe" / "context.json").read_bytes()
     assert profile.binary == (out / "pipe" / "tofino.bin").read_bytes()
     assert len(profile.binary) > 100_000
+    assert split_pi_chunks(pi_device_config.device_config(out)) == [
+        b"tna_forward", profile.binary, profile.context, b"pipe", config.bfruntime_info]

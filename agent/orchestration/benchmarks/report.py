@@ -252,10 +252,36 @@ def markdown(results: dict) -> str:
                       f" p99 {_fmt(fwd.get('forward.latency.p99_us'))} µs."]
         lines.append("")
         lines += _loss_markdown(tb, settings["batch_sizes"])
+        lines += _payloads_markdown(tb.get("payloads"))
     lines += _switch_comparison(results)
     lines += _training_markdown(results["training"])
     lines += _make_run_markdown(results.get("make_run"))
     return "\n".join(lines) + "\n"
+
+
+PAYLOAD_SIZES = (("64B_slot", "64 B in the slot"), ("1KB_ref", "1 KB by reference"),
+                 ("atari_ref", "Atari transition (56 448 B) by reference"))
+
+
+def _payloads_markdown(figures: dict | None) -> list[str]:
+    """SAMPLE 32 with its payloads resolved, per payload size (payload_sizes.py)."""
+    if not figures:
+        return []
+    lines = ["SAMPLE 32 with every payload in hand, per payload size (by reference: "
+             "in-network fetches from the two Actors' stores, the host server's host "
+             "keeps the bytes itself; one batch at a time):", "",
+             "| payload | in-network p50 (ms) | host p50 (ms) | in-network p99 (ms) | "
+             "host p99 (ms) | in-network (experiences/s) | host (experiences/s) | missing |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for key, label in PAYLOAD_SIZES:
+        def cell(backend: str, figure: str, key: str = key) -> str:
+            return _fmt(figures.get(f"payload.{backend}.{key}.{figure}"))
+        missing = sum(figures.get(f"payload.{b}.{key}.missing", 0.0) for b in ("switch", "host"))
+        lines.append(f"| {label} | {cell('switch', 'p50_ms')} | {cell('host', 'p50_ms')} | "
+                     f"{cell('switch', 'p99_ms')} | {cell('host', 'p99_ms')} | "
+                     f"{cell('switch', 'experiences_per_s')} | "
+                     f"{cell('host', 'experiences_per_s')} | {missing:.0f} |")
+    return [*lines, ""]
 
 
 SWITCH_ROWS = (("forwarding", "forward.pps", "forwarding (packets/s)"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .ir import Node, kind, name_of, path_name, unsupported
+from .ir import Node, kind, member_name, name_of, path_name, unsupported
 from .layout import Header, Obj, Phv, Scalar, Struct, Types, const_value
 
 
@@ -41,6 +41,7 @@ class Named:
     decl: Node | None
     ident: str         # the Python name
     label: str = ""    # the control-plane name (actions: what action_run compares with)
+    inline: tuple[Node, tuple[int, ...]] | None = None   # a table that always runs one action
 
 
 Binding = Obj | Param | Const | Named
@@ -155,15 +156,14 @@ class CodeGen:
         if k == "PathExpression":
             return scope.look(path_name(e))
         if k == "Member":
-            member = name_of(e) if isinstance(e.get("member"), dict) else e["member"]
+            member = member_name(e)
             if kind(e["expr"]) == "TypeNameExpression":
                 return self._type_member(e["expr"], member)
             base = self.resolve(e["expr"], scope)
             if isinstance(base, Struct):
                 return base.members[member]
-            if isinstance(base, Header):
-                if member in base.fields:
-                    return base.fields[member]
+            if isinstance(base, Header) and member in base.fields:
+                return base.fields[member]
             raise unsupported(f"member '{member}' of {type(base).__name__}", e)
         if k == "ArrayIndex":
             raise unsupported("header stacks", e)
@@ -250,10 +250,9 @@ class CodeGen:
             if kind(self.types.resolve(lt)) in ("Type_Header", "Type_Struct"):
                 raise unsupported("comparing headers or structs", e)
             return f"(({a}) {_RELATION[k]} ({b}))"
-        if k == "LAnd":
-            return f"(({self.expr(e['left'], scope, out)}) and ({self.expr(e['right'], scope, out)}))"
-        if k == "LOr":
-            return f"(({self.expr(e['left'], scope, out)}) or ({self.expr(e['right'], scope, out)}))"
+        if k in ("LAnd", "LOr"):
+            a, b = self.expr(e["left"], scope, out), self.expr(e["right"], scope, out)
+            return f"(({a}) {'and' if k == 'LAnd' else 'or'} ({b}))"
         if k == "LNot":
             return f"(not ({self.expr(e['expr'], scope, out)}))"
         if k == "Cmpl":
@@ -325,7 +324,7 @@ class CodeGen:
 
     def _table_result(self, e: Node, scope: Scope, out: Lines) -> str:
         call = e["expr"]
-        member = e["member"] if isinstance(e["member"], str) else name_of(e)
+        member = member_name(e)
         target = self.resolve(call["method"]["expr"], scope)
         if not (isinstance(target, Named) and target.what == "table"):
             raise unsupported(f".{member} of a call that is no table apply", e)
@@ -346,7 +345,7 @@ class CodeGen:
         m = e["method"]
         args = [a["expression"] for a in e.get("arguments") or []]
         if kind(m) == "Member":
-            method = m["member"] if isinstance(m["member"], str) else name_of(m)
+            method = member_name(m)
             obj = m["expr"]
             if method in ("isValid", "setValid", "setInvalid"):
                 h = self.resolve(obj, scope)
@@ -358,6 +357,13 @@ class CodeGen:
                 return "None"
             target = self.resolve(obj, scope)
             if isinstance(target, Named) and target.what == "table" and method == "apply":
+                if target.inline is not None:     # its action's body, in place
+                    action, args = target.inline
+                    ascope = Scope(scope)
+                    for p, v in zip(action["parameters"]["parameters"], args, strict=True):
+                        ascope.bind(name_of(p), Const(v))
+                    self.stmt(action["body"], ascope, out)
+                    return "None"
                 r = out.tmp("r")
                 out.add(f"{r} = {target.ident}(pk, F)")
                 return r

@@ -109,11 +109,11 @@ def annotation(node: Node, name: str) -> Node | None:
 
 
 def annotation_strings(a: Node) -> list[str]:
-    """The string arguments of an annotation (``@name("x")`` -> ["x"])."""
-    out = []
-    for e in a.get("expr") or []:
-        if kind(e) == "StringLiteral":
-            out.append(e["value"])
+    """The arguments of an annotation as strings (``@name("x")`` -> ["x"]), parsed
+    (string literals) or, for one p4c left unparsed, its tokens less the commas."""
+    out = [e["value"] for e in a.get("expr") or [] if kind(e) == "StringLiteral"]
+    if not out and a.get("needsParsing"):
+        out = [t["text"].strip('"') for t in a.get("body") or [] if t.get("text") != ","]
     return out
 
 
@@ -125,6 +125,12 @@ def control_plane_name(node: Node, fallback: str) -> str:
         if strings:
             return strings[0].lstrip(".")
     return fallback
+
+
+def member_name(expr: Node) -> str:
+    """The member a Member expression selects (an IR ``ID``: a string or a dict)."""
+    m = expr["member"]
+    return m.get("name", "") if isinstance(m, dict) else m
 
 
 def path_name(expr: Node) -> str:

@@ -8,6 +8,7 @@ fixed when the program loads: P4 has no recursion, so every local has one home.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +36,10 @@ class Header:
     type_name: str
     fields: dict[str, Scalar]
     valid: int
+    nbits: int = 0
 
-    @property
-    def nbits(self) -> int:
-        return sum(f.width for f in self.fields.values())
+    def __post_init__(self) -> None:
+        self.nbits = sum(f.width for f in self.fields.values())
 
     @property
     def nbytes(self) -> int:
@@ -159,12 +160,22 @@ class Phv:
         return obj
 
 
-def header_bytes(h: Header, values: dict[str, int]) -> bytes:
-    """A header's wire bytes from field values by name (absent fields 0)."""
-    acc = 0
+def header_packer(h: Header, names: tuple[str, ...]) -> Callable[..., bytes]:
+    """A function of the values of ``names`` (in that order) giving the header's wire
+    bytes, every other field 0: how the pipeline prepends intrinsic metadata."""
+    shifts, masks, shift = {}, {}, h.nbits + h.pad
     for fname, f in h.fields.items():
-        acc = (acc << f.width) | (values.get(fname, 0) & f.mask)
-    return (acc << h.pad).to_bytes(h.nbytes, "big")
+        shift -= f.width
+        shifts[fname], masks[fname] = shift, f.mask
+    parts = [(shifts[n], masks[n]) for n in names]
+    nbytes = h.nbytes
+
+    def pack(*values: int) -> bytes:
+        acc = 0
+        for (sh, m), v in zip(parts, values, strict=True):
+            acc |= (v & m) << sh
+        return acc.to_bytes(nbytes, "big")
+    return pack
 
 
 def const_value(node: Node) -> Any:

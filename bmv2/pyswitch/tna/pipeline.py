@@ -30,9 +30,9 @@ from collections.abc import Callable
 from ..engine import Outputs, Stats, _Emitter
 from ..pre import Pre
 from .externs import PARSER_ERROR_NO_MATCH, PARSER_ERROR_PARTIAL_HDR
-from .ir import Node, kind, walk
-from .layout import Header, header_bytes
-from .program import GressCode, NoMatch, PassState, Reject, TnaCompiled, TooShort
+from .layout import Header, header_packer
+from .passes import NoMatch, PassState, Reject, TooShort
+from .program import GressCode, TnaCompiled
 
 IG_MD = "ingress_intrinsic_metadata_t"
 IG_PRSR = "ingress_intrinsic_metadata_from_parser_t"
@@ -46,21 +46,11 @@ LOOP_PORTS = (68,)              # pipe 0's recirculation port (Tofino 1)
 _M48 = (1 << 48) - 1
 
 
-def reads_parser_err(control: Node) -> bool:
-    """Whether a control reads parser_err (then Tofino keeps a packet its parser cut short)."""
-    for n in walk(control.get("body")):
-        if kind(n) == "Member" and (n.get("member") == "parser_err"
-                                    or (isinstance(n.get("member"), dict)
-                                        and n["member"].get("name") == "parser_err")):
-            return True
-    return False
-
-
 class TnaEngine:
     """Runs packets through one compiled TNA program."""
 
     def __init__(self, code: TnaCompiled, pre: Pre, stats: Stats, *, cpu_port: int | None,
-                 loop_ports: tuple[int, ...] = LOOP_PORTS, keep_short: bool = False,
+                 loop_ports: tuple[int, ...] = LOOP_PORTS,
                  max_passes: int = 10_000, max_egress_runs: int = 100_000,
                  clock: Callable[[], int] = time.monotonic_ns) -> None:
         self.code = code
@@ -68,14 +58,16 @@ class TnaEngine:
         self.stats = stats
         self.cpu_port = cpu_port
         self.loop_ports = frozenset(loop_ports)
-        self.keep_short = keep_short
+        self.keep_short = code.keeps_short_packets
         self.max_passes = max_passes
         self.max_egress_runs = max_egress_runs
         self.clock = clock
         ig, eg = code.ingress, code.egress
-        self.ig_md = ig.roots[IG_MD]
-        self.eg_md = eg.roots[EG_MD]
-        assert isinstance(self.ig_md, Header) and isinstance(self.eg_md, Header)
+        ig_md, eg_md = ig.roots[IG_MD], eg.roots[EG_MD]
+        assert isinstance(ig_md, Header) and isinstance(eg_md, Header)
+        self.ig_md = header_packer(ig_md, ("ingress_port", "ingress_mac_tstamp"))
+        self.eg_md = header_packer(eg_md, ("egress_port", "egress_rid", "egress_rid_first",
+                                           "pkt_length"))
         self.s_perr = ig.slot(IG_PRSR, "parser_err")
         self.s_drop = ig.slot(IG_DPRSR, "drop_ctl")
         self.s_ucast = ig.slot(IG_TM, "ucast_egress_port")
@@ -143,8 +135,7 @@ class TnaEngine:
                  egress_q: deque[tuple[int, int, bool, bytes]]) -> None:
         ig = self.code.ingress
         F = [0] * ig.phv.size
-        md = header_bytes(self.ig_md, {"ingress_port": port,
-                                       "ingress_mac_tstamp": self.clock() & _M48})
+        md = self.ig_md(port, self.clock() & _M48)
         pk = PassState(md + PORT_METADATA + data)
         pk.ilen = len(data)
         if not self._parse(ig, pk, F, ingress=True):
@@ -206,9 +197,7 @@ class TnaEngine:
             return packet
         eg = self.code.egress
         F = [0] * eg.phv.size
-        md = header_bytes(self.eg_md, {"egress_port": port, "egress_rid": rid,
-                                       "egress_rid_first": int(first),
-                                       "pkt_length": len(packet)})
+        md = self.eg_md(port, rid, int(first), len(packet))
         pk = PassState(md + packet)
         pk.ilen = len(packet)
         self._parse(eg, pk, F, ingress=False)

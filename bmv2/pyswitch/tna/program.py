@@ -10,6 +10,8 @@ egress, as on Tofino, where metadata travels only as bridged headers.
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,36 +19,32 @@ from ..errors import ProgramError, UnsupportedConstruct
 from ..tables import (
     ActionInfo,
     ActionParam,
-    Exact,
-    KeyField,
-    Lpm,
-    Match,
-    Range,
     Table,
-    TableAction,
-    Ternary,
     noop,
 )
-from .codegen import RUNTIME, CodeGen, Const, Lines, Named, Param, Scope, pack_code, unpack_lines
+from .codegen import RUNTIME, CodeGen, Const, Lines, Named, Param, Scope
 from .externs import (
     HASH_ALGORITHMS,
-    PARSER_ERROR_NO_MATCH,
-    PARSER_ERROR_PARTIAL_HDR,
     RegisterArray,
     checksum16,
     make_hash_fn,
 )
 from .ir import (
     Node,
-    annotation,
+    annotation_strings,
     annotations,
     control_plane_name,
     kind,
+    member_name,
     name_of,
     path_name,
     unsupported,
+    walk,
 )
 from .layout import Header, Obj, Phv, Scalar, Struct, Types, const_value
+from .parsers import PARSER_STATE_LIMIT, ParserCompiler
+from .passes import Exit, NoMatch, PassState, Reject, TooShort
+from .tables import TableCompiler
 
 ROLES = ("ingress_parser", "ingress", "ingress_deparser",
          "egress_parser", "egress", "egress_deparser")
@@ -60,38 +58,6 @@ INTRINSIC = {
 }
 CORE_ERRORS = ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort",
                "ParserTimeout", "ParserInvalidArgument")
-PARSER_STATE_LIMIT = 256     # states one parse may visit (Tofino's parser has no loops)
-
-
-class TooShort(Exception):
-    """extract/advance past the end of the packet."""
-
-
-class NoMatch(Exception):
-    """A select with no matching case."""
-
-
-class Reject(Exception):
-    """transition reject."""
-
-
-class Exit(Exception):
-    """exit: the rest of the control is skipped."""
-
-
-class PassState:
-    """One gress pass of one packet: the bytes being parsed or deparsed, and the
-    register arrays its RegisterActions touched (each at most once)."""
-
-    __slots__ = ("data", "end", "ilen", "out", "pos", "touched")
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-        self.end = len(data)
-        self.ilen = len(data)
-        self.out = bytearray()
-        self.touched: set[str] = set()
 
 
 @dataclass
@@ -135,7 +101,9 @@ class TnaCompiled:
     actions: dict[str, ActionInfo]
     source: str
     ingress_controls: frozenset[str] = frozenset()
-    register_conflicts: list[str] = field(default_factory=list)
+    keeps_short_packets: bool = False   # ingress reads parser_err (pipeline.py)
+    # register arrays some pass touched twice (a Tofino stateful ALU cannot): label -> passes
+    register_conflicts: Counter[str] = field(default_factory=Counter)
 
 
 def _type_args(t: Node) -> list[Node]:
@@ -157,13 +125,13 @@ def _extern_type(decl: Node, types: Types) -> tuple[str, list[Node]]:
 def _enum_member(e: Node) -> str:
     """IDENTITY for HashAlgorithm_t.IDENTITY."""
     if kind(e) == "Member":
-        return e["member"] if isinstance(e["member"], str) else name_of(e)
+        return member_name(e)
     if kind(e) == "Constant":
         return HASH_ALGORITHMS[int(e["value"])]
     raise unsupported("an enum constant was expected", e)
 
 
-class ProgramCompiler:
+class ProgramCompiler(TableCompiler, ParserCompiler):
     """Compiles one P4Program (the TNA architecture's Switch of one Pipeline)."""
 
     def __init__(self, program: Node, rng: random.Random) -> None:
@@ -177,12 +145,12 @@ class ProgramCompiler:
                                    "_Reject": Reject, "_Exit": Exit, "_noop": noop,
                                    "_csum": checksum16, "_rng": rng}
         self.tables: dict[str, Table] = {}
-        self.table_specs: list[tuple[str, Node, CodeGen, Scope, str]] = []
+        self.table_specs: list[tuple[str, dict[str, Node], Scope]] = []
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, tuple[list[int], list[int]]] = {}
         self.actions: dict[str, ActionInfo] = {}
         self.action_fns: dict[int, str] = {}
-        self.conflicts: list[str] = []
+        self.conflicts: Counter[str] = Counter()
         self.shared_slots: frozenset[int] = frozenset()
         self._pending_actions: list[tuple[Node, str, Any]] = []
         self._ids = 0
@@ -259,7 +227,7 @@ class ProgramCompiler:
             code.deparse = self._control(code, gress, deparser, f"D_{gress}")
         source = "\n".join(self.out.lines) + "\n"
         try:
-            exec(compile(source, "<tna program>", "exec"), self.ns)  # noqa: S102
+            exec(compile(source, "<tna program>", "exec"), self.ns)
         except SyntaxError as exc:   # a bug of the model, not of the program
             raise ProgramError(f"TNA model generated bad code: {exc}") from exc
         for gress, code in gresses.items():
@@ -274,6 +242,7 @@ class ProgramCompiler:
             registers=self.registers, counters=self.counters, direct_counters={},
             actions=self.actions, source=source,
             ingress_controls=frozenset(name_of(blocks[r]) for r in ROLES[:3]),
+            keeps_short_packets=reads_parser_err(blocks["ingress"]),
             register_conflicts=self.conflicts)
 
     # ---- roots, aliases --------------------------------------------------------
@@ -321,11 +290,9 @@ class ProgramCompiler:
         egress writes meta.verdict and emits hdr.loop.verdict)."""
         for block in blocks:
             scope = self._block_scope(code, block)
-            for a in annotations(block):
-                if name_of(a) != "pa_alias":
-                    continue
-                args = [e.get("value") for e in a.get("expr") or []]
-                if not args or args[0] != gress:
+            for a in annotations(block) + annotations(block["type"]):
+                args = annotation_strings(a) if name_of(a) == "pa_alias" else []
+                if len(args) < 3 or args[0] != gress:
                     continue
                 fields = [self._named_field(scope, n) for n in args[1:]]
                 keep = fields[0]
@@ -334,19 +301,21 @@ class ProgramCompiler:
                     self.shared_slots = self.shared_slots | {keep.slot}
 
     def _named_field(self, scope: Scope, dotted: str) -> Scalar:
+        """A field by its source name (``hdr.loop.phase``), through the struct
+        p4c's mid end flattened (``hdr._loop1.phase``)."""
         parts = dotted.split(".")
         obj: Any = scope.look(parts[0])
         rest = parts[1:]
         while rest:
             members = obj.members if isinstance(obj, Struct) else obj.fields
-            for n in range(len(rest), 0, -1):       # flattened structs join names with _
-                for joined in ("_".join(rest[:n]), "_".join(rest[:n]) + "0"):
-                    if joined in members:
-                        obj, rest = members[joined], rest[n:]
-                        break
-                else:
-                    continue
-                break
+            for n in range(len(rest), 0, -1):
+                joined = "_".join(rest[:n])
+                flat = re.compile(rf"_{re.escape(joined)}\d+$")
+                found = members.get(joined) or next(
+                    (m for k, m in members.items() if flat.match(k)), None)
+                if found is not None:
+                    obj, rest = found, rest[n:]
+                    break
             else:
                 raise unsupported(f"@pa_alias field {dotted} not found")
         if not isinstance(obj, Scalar):
@@ -372,7 +341,7 @@ class ProgramCompiler:
             elif k == "P4Table":
                 ident = self._id("TA")
                 label = control_plane_name(d, f"{prefix}.{n}")
-                scope.bind(n, Named("table", d, ident, label))
+                scope.bind(n, Named("table", d, ident, label, self._inline(d, scope)))
             elif k == "P4ValueSet":
                 raise unsupported("parser value sets", d)
             else:
@@ -444,7 +413,7 @@ class ProgramCompiler:
         out.add(f"def {ident}(pk, F, index):")
         with out.block():
             out.add(f"if {reg.ident!r} in pk.touched:")
-            out.add(f"    _conflict({reg.label!r})")
+            out.add(f"    _conflict(({reg.label!r},))")
             out.add(f"pk.touched.add({reg.ident!r})")
             out.add(f"R = {reg.ident}")
             out.add("i = index % R.size")
@@ -463,7 +432,7 @@ class ProgramCompiler:
                 out.add(f"R.cells[i] = ({', '.join(f'F[{s}]' for s in vslots)},)")
             out.add(f"return F[{rv.slot}]" if isinstance(rv, Scalar) else "return 0")
         self.out.lines += out.lines
-        self.ns["_conflict"] = self.conflicts.append
+        self.ns["_conflict"] = self.conflicts.update
 
     @staticmethod
     def _valid_slots(obj: Obj) -> set[int]:
@@ -480,7 +449,7 @@ class ProgramCompiler:
             out.add(f"if not ({cond}):")
             out.add(f"    raise _Verify({err})")
             return "None"
-        ext, targs = _extern_type(target.decl, self.types)
+        ext, _ = _extern_type(target.decl, self.types)
         if ext == "RegisterAction" and method == "execute":
             return f"{target.ident}(pk, F, {gen.expr(args[0], scope, out)})"
         if ext == "Hash" and method == "get":
@@ -506,43 +475,6 @@ class ProgramCompiler:
             out.add(f"{target.ident}.write_int({idx}, {gen.expr(args[1], scope, out)})")
             return "None"
         raise UnsupportedConstruct(f"TNA model: {ext}.{method} ({target.label})")
-
-    def _packet_call(self, gen: CodeGen, method: str, args: list[Node], e: Node,
-                     scope: Scope, out: Lines) -> str:
-        if method == "extract":
-            h = gen.resolve(args[0], scope)
-            if not isinstance(h, Header):
-                raise unsupported("extract of a non-header", e)
-            n = h.nbytes
-            out.add(f"if pk.pos + {n} > pk.end:")
-            out.add("    raise _TooShort")
-            v = out.tmp("x")
-            out.add(f"{v} = int.from_bytes(pk.data[pk.pos:pk.pos + {n}], 'big')")
-            out.add(f"pk.pos += {n}")
-            unpack_lines(h, v, out)
-            return "None"
-        if method == "advance":
-            n = gen.expr(args[0], scope, out)
-            out.add(f"if pk.pos + ({n}) // 8 > pk.end:")
-            out.add("    raise _TooShort")
-            out.add(f"pk.pos += ({n}) // 8")
-            return "None"
-        if method == "lookahead":
-            w = self.types.width(e["typeArguments"][0]) if e.get("typeArguments") \
-                else gen.width(e)
-            nb = (w + 7) // 8
-            out.add(f"if pk.pos + {nb} > pk.end:")
-            out.add("    raise _TooShort")
-            return (f"(int.from_bytes(pk.data[pk.pos:pk.pos + {nb}], 'big') >> {nb * 8 - w})")
-        if method == "emit":
-            h = gen.resolve(args[0], scope)
-            if isinstance(h, Header):
-                out.add(f"if F[{h.valid}]:")
-                value = pack_code(h, self.shared_slots)
-                out.add(f"    pk.out += ({value}).to_bytes({h.nbytes}, 'big')")
-                return "None"
-            raise unsupported("emit of a non-header", e)
-        raise unsupported(f"packet.{method}", e)
 
     # ---- actions, tables -------------------------------------------------------
 
@@ -575,128 +507,6 @@ class ProgramCompiler:
             with out.block():
                 (ctx[0] if ctx else gen).stmt(a["body"], ascope, out)
             self.out.lines += out.lines
-
-    def _table_fn(self, gen: CodeGen, scope: Scope, t: Named) -> None:
-        """The apply function of a table: look up, run the action, (hit, action name)."""
-        props = {name_of(p): p for p in t.decl["properties"]["properties"]}
-        keys = props["key"]["value"]["keyElements"] if "key" in props else []
-        codes, fields = [], []
-        out = Lines()
-        out.add(f"def {t.ident}(pk, F):")
-        with out.block():
-            for ke in keys:
-                mt = path_name(ke["matchType"])
-                if mt not in ("exact", "ternary", "lpm", "range", "optional"):
-                    raise UnsupportedConstruct(f"TNA model: match kind {mt} ({t.label})")
-                codes.append(gen.expr(ke["expression"], scope, out))
-                fname = control_plane_name(ke, self._key_text(ke["expression"]))
-                fields.append(KeyField(fname, "ternary" if mt == "optional" else mt,
-                                       gen.width(ke["expression"])))
-            table = self._make_table(t, props, fields, gen, scope)
-            tid = t.ident.replace("TA", "T")
-            self.ns[tid] = table
-            if keys:
-                key = table.key_code(codes)
-                get = (f"{tid}.exact_dict.get({key})" if table.match_type == "exact"
-                       else f"{tid}.lookup({key})")
-                out.add(f"e = {get}")
-                out.add("if e is None:")
-                out.add(f"    e = {tid}.default")
-                out.add("    h = False")
-                out.add("else:")
-                out.add("    h = True")
-            else:
-                out.add(f"e = {tid}.default")
-                out.add("h = False")
-            out.add("if e.fn is not _noop:")
-            out.add("    e.fn(pk, F, e.params)")
-            out.add("return h, e.action.info.name")
-        self.out.lines += out.lines
-
-    @staticmethod
-    def _key_text(e: Node) -> str:
-        k = kind(e)
-        if k == "PathExpression":
-            return path_name(e)
-        if k == "Member":
-            m = e["member"] if isinstance(e["member"], str) else name_of(e)
-            return f"{ProgramCompiler._key_text(e['expr'])}.{m}"
-        return k
-
-    def _make_table(self, t: Named, props: dict[str, Node], fields: list[KeyField],
-                    gen: CodeGen, scope: Scope) -> Table:
-        kinds = {f.match_type for f in fields}
-        mt = ("range" if "range" in kinds else "ternary" if "ternary" in kinds
-              else "lpm" if "lpm" in kinds else "exact")
-        actions: dict[str, TableAction] = {}
-        for el in props["actions"]["value"]["actionList"]:
-            e = el["expression"]
-            ref = e["method"] if kind(e) == "MethodCallExpression" else e
-            a = scope.look(path_name(ref))
-            if not isinstance(a, Named) or a.what != "action":
-                raise unsupported("a table action that is no action", el)
-            actions[a.label] = TableAction(self.actions[a.label], a.ident, None, None)
-        size = 512
-        if "size" in props:
-            size = int(const_value(props["size"]["value"]["expression"]))
-        table = Table(t.label, mt, fields, [None] * len(fields), actions, size,
-                      "counters" in props, None)
-        self.tables[t.label] = table
-        self.table_specs.append((t.label, props, gen, scope, ""))
-        return table
-
-    def _build_tables(self) -> None:
-        """Now that the actions exist: their functions, defaults and const entries."""
-        for label, props, gen, scope, _ in self.table_specs:
-            table = self.tables[label]
-            for act in table.actions.values():
-                act.fn = self.ns[act.fn]
-                if act.fn is None:
-                    act.fn = noop
-            if "default_action" in props:
-                p = props["default_action"]
-                e = p["value"]["expression"]
-                ref = e["method"] if kind(e) == "MethodCallExpression" else e
-                a = scope.look(path_name(ref))
-                vals = [int(const_value(x["expression"])) for x in
-                        (e.get("arguments") or [])] if kind(e) == "MethodCallExpression" else []
-                table.init_default(a.label, vals, bool(p.get("isConstant")),
-                                   bool(p.get("isConstant")))
-            if "entries" in props:
-                self._const_entries(table, props["entries"]["value"]["entries"], scope)
-
-    def _const_entries(self, table: Table, entries: list[Node], scope: Scope) -> None:
-        """A table's const entries, the first one winning (the highest priority)."""
-        for i, entry in enumerate(entries):
-            keysets = entry["keys"]["components"]
-            matches = [self._match(kf, ks) for kf, ks in zip(table.keys, keysets, strict=True)]
-            act = entry["action"]
-            a = scope.look(path_name(act["method"]))
-            params = [int(const_value(x["expression"])) for x in act.get("arguments") or []]
-            prio = len(entries) - i if table.needs_priority else None
-            table.add(matches, a.label, params, prio)
-        table.immutable = True
-
-    @staticmethod
-    def _match(kf: KeyField, ks: Node) -> Match:
-        k = kind(ks)
-        if k == "DefaultExpression":
-            return None
-        if k == "Mask":
-            value, mask = int(const_value(ks["left"])), int(const_value(ks["right"]))
-            if kf.match_type == "lpm":
-                return Lpm(value, bin(mask).count("1"))
-            return Ternary(value, mask)
-        if k == "Range":
-            return Range(int(const_value(ks["left"])), int(const_value(ks["right"])))
-        value = int(const_value(ks))
-        if kf.match_type == "ternary":
-            return Ternary(value, (1 << kf.bitwidth) - 1)
-        if kf.match_type == "lpm":
-            return Lpm(value, kf.bitwidth)
-        return Exact(value)
-
-    # ---- blocks ----------------------------------------------------------------
 
     def _gen(self, code: GressCode) -> CodeGen:
         watch = {}
@@ -754,49 +564,12 @@ class ProgramCompiler:
             self.out.add("raise _Reject")
         return ident
 
-    def _transition(self, gen: CodeGen, scope: Scope, sel: Node | None,
-                    idents: dict[str, str], out: Lines) -> None:
-        def target(name: str) -> str:
-            if name == "accept":
-                return "None"
-            if name == "reject":
-                return "_reject_state"
-            return idents[name]
 
-        if sel is None:
-            out.add("return None")
-            return
-        if kind(sel) == "PathExpression":
-            out.add(f"return {target(path_name(sel))}")
-            return
-        keys = sel["select"]["components"]
-        kv = [out.tmp("k") for _ in keys]
-        for v, k in zip(kv, keys, strict=True):
-            out.add(f"{v} = {gen.expr(k, scope, out)}")
-        for case in sel["selectCases"]:
-            cond = self._keyset(gen, scope, case["keyset"], kv, out)
-            out.add(f"if {cond}:")
-            out.add(f"    return {target(path_name(case['state']))}")
-        out.add("raise _NoMatch")
-
-    def _keyset(self, gen: CodeGen, scope: Scope, ks: Node, kv: list[str], out: Lines) -> str:
-        k = kind(ks)
-        if k == "DefaultExpression":
-            return "True"
-        if k == "ListExpression" and len(kv) > 1:
-            parts = [self._keyset(gen, scope, c, [v], out)
-                     for c, v in zip(ks["components"], kv, strict=True)]
-            return " and ".join(parts) or "True"
-        if k == "ListExpression":
-            return self._keyset(gen, scope, ks["components"][0], kv, out)
-        v = kv[0]
-        if k == "Mask":
-            a, m = gen.expr(ks["left"], scope, out), gen.expr(ks["right"], scope, out)
-            return f"({v} & ({m})) == (({a}) & ({m}))"
-        if k == "Range":
-            lo, hi = gen.expr(ks["left"], scope, out), gen.expr(ks["right"], scope, out)
-            return f"({lo}) <= {v} <= ({hi})"
-        return f"{v} == ({gen.expr(ks, scope, out)})"
+def reads_parser_err(control: Node) -> bool:
+    """Whether a control reads parser_err: then Tofino's ingress parser hands a packet
+    it ran out of to the control instead of dropping it."""
+    return any(kind(n) == "Member" and member_name(n) == "parser_err"
+               for n in walk(control.get("body")))
 
 
 def _reject_state(pk: PassState, F: list[int]) -> None:
@@ -809,7 +582,3 @@ def compile_tna(program: Node, rng: random.Random | None = None) -> TnaCompiled:
     c.ns["_reject_state"] = _reject_state
     c.ns["_Verify"] = Reject
     return c.compile()
-
-
-__all__ = ["PARSER_ERROR_NO_MATCH", "PARSER_ERROR_PARTIAL_HDR", "PassState", "TnaCompiled",
-           "compile_tna"]

@@ -98,7 +98,11 @@ def test_default_run_dir_names_backend_the_resolved_switch_and_seed() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--env", "NoSuchEnv-v0"], "error: --env NoSuchEnv-v0: Environment `NoSuchEnv` doesn"),
     (["--env", "Pendulum-v1"], "DQN needs discrete actions"),
-    (["--env", "Acrobot-v1"], "observations of 6 floats do not fit a replay slot (at most 5)"),
+    (["--env", "Acrobot-v1", "--storage", "slot"],
+     "observations of shape (6,) do not fit a replay slot (at most 5 floats)"),
+    (["--env", "ALE/Breakout-v5", "--storage", "float16"],
+     "do not fit a replay slot as float16 (at most 11 floats)"),
+    (["--storage", "zip"], "argument --storage: invalid choice: 'zip'"),
     (["--actors", "0"], "error: --actors 0: must be 1..4 ("),
     (["--actors", "-1"], "error: --actors -1: must be 1..4 ("),
     (["--backend", "inprocess", "--actors", "0"], "error: --actors 0: must be 1..64"),

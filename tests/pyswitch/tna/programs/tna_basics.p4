@@ -9,6 +9,7 @@
  *   op 7  through the loop port arg times, counting passes in res
  *   op 8  drop in ingress; op 9 drop in egress
  *   op 10 bridged metadata: ingress bridges arg + 1, egress writes it to res
+ *   op 11 the register of op 2 twice in one pass (what a Tofino cannot run)
  * The result leaves by the port in test_h.port (the ingress port for op 2..5).
  */
 #include <core.p4>
@@ -133,6 +134,9 @@ control Ig(inout headers_t hdr, inout meta_t meta,
             } else if (hdr.test.op == 10) {
                 hdr.bridge.setValid();
                 hdr.bridge.value = hdr.test.arg + 1;
+            } else if (hdr.test.op == 11) {
+                hdr.test.res = add_to_cell.execute(hdr.test.idx);
+                hdr.test.res2 = add_to_cell.execute(hdr.test.idx);
             }
         }
     }
