@@ -107,3 +107,62 @@ def test_no_pass_touches_a_register_array_twice(bed: Bed) -> None:
     bed.cpu(protocol.reset(0))
     assert bed.switch.stats.errors == 0
     assert bed.switch._code.register_conflicts == {}
+
+
+def fixed(p: float) -> int:
+    return protocol.priority_to_fixed(p)
+
+
+def frames(bed: Bed, name: str, msg: Message) -> list[bytes]:
+    """The frames a host's request makes the switch send."""
+    h = bed.cfg.host(name)
+    data = protocol.encode(protocol.with_request_id(msg, next(bed.ids)))
+    frame = (Ether(src=h.mac, dst=bed.cfg.vip_mac) / IP(src=h.ip, dst=bed.cfg.vip)
+             / UDP(sport=40000, dport=protocol.REPLAY_UDP_PORT) / Raw(data))
+    return [f for _, f in bed.switch.process(h.port, bytes(frame))]
+
+
+HEADER_FRAME = 14 + 20 + 8 + protocol.HEADER_BYTES
+
+
+def test_insert_acks_and_refusals_are_the_header_alone(bed: Bed) -> None:
+    for msg in (protocol.insert(0, payload(1), ack=True), protocol.insert(2, payload(1), ack=True)):
+        [frame] = frames(bed, "h1", msg)
+        assert len(frame) == HEADER_FRAME and _decode(frame).payload is None
+
+
+def test_single_and_batched_updates(bed: Bed) -> None:
+    acks = [bed.host("h1", protocol.insert(0, payload(i), priority=1.0, ack=True))[0][1]
+            for i in range(4)]
+    [(_, one)] = bed.host("h1", protocol.update(0, acks[3].slot, acks[3].stamp, 2.0, ack=True))
+    [(_, stale)] = bed.host("h1", protocol.update(0, acks[3].slot, 99, 2.0, ack=True))
+    assert (one.status, stale.status) == (protocol.Status.OK, protocol.Status.STALE)
+    batch = protocol.update_batch(
+        0, [acks[0].slot, acks[1].slot, acks[2].slot, 200, acks[0].slot],
+        [acks[0].stamp, acks[1].stamp + 5, acks[2].stamp, 1, acks[0].stamp],
+        [3.0, 9.0, 0.5, 1.0, 4.0], ack=True)
+    [frame] = frames(bed, "h1", batch)
+    assert len(frame) == HEADER_FRAME
+    ack = protocol.BatchAck.of(_decode(frame))
+    assert (ack.entries, ack.applied, ack.stale, ack.bad_slot) == (5, 3, 1, 1)
+    [state] = bed.cpu(protocol.get_state(0))
+    slot0 = state.total - fixed(1.0) - fixed(0.5) - fixed(2.0)  # slot 0: one of its two
+    assert slot0 in (fixed(3.0), fixed(4.0))
+    assert state.priority == fixed(4.0)  # the running max
+    assert frames(bed, "h1", dataclasses.replace(batch, flags=0)) == []  # no ACK: silent
+    assert bed.switch.stats.errors == 0
+    assert bed.switch._code.register_conflicts == {}
+
+
+def test_a_batch_past_sixteen_entries_is_refused_and_changes_nothing(bed: Bed) -> None:
+    """TNA cannot truncate a reply: the entries past the 16 its parser reads come back
+    behind the header (docs/protocol.md)."""
+    bed.host("h1", protocol.insert(0, payload(0), priority=1.0, ack=True))
+    n = protocol.MAX_UPDATE_BATCH + 2
+    msg = Message(op=protocol.Op.UPDATE_BATCH, table=0, flags=protocol.Flag.ACK, count=n,
+                  entries=tuple(protocol.Entry(0, 1, fixed(7.0)) for _ in range(n)))
+    [frame] = frames(bed, "h1", msg)
+    assert len(frame) == HEADER_FRAME + 2 * protocol.ENTRY_BYTES
+    assert _decode(frame).status == protocol.Status.BATCH_TOO_LARGE
+    [state] = bed.cpu(protocol.get_state(0))
+    assert state.total == fixed(1.0)
