@@ -1,10 +1,13 @@
 # In-network experience replay: the targets users expect.
-#   make setup   create .venv and install the project (Python 3.11); EXTRAS=box2d,atari
-#                adds the environments beyond classic control (LunarLander, ALE games)
+#   make setup   create .venv and install the project (Python 3.11); EXTRAS=box2d,atari,cluster
+#                adds the environments beyond classic control (LunarLander, ALE games) and Ray
 #   make p4      compile p4src/ with p4c into p4src/build/ (needs p4c)
 #   make test    the test suite (bmv2 tests skip when bmv2 is absent)
-#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto)
+#   make run     train CartPole-v1 through the in-network replay (SWITCH=python|bmv2|auto;
+#                CLUSTER=ray places the Learner and Actors with Ray, RAY_ADDRESS=HOST:PORT
+#                on an existing Ray cluster)
 #   make bench   benchmarks: in-network vs host replay server vs in-process
+#                (CLUSTER=ray: Actors scaling from 1 to 32 over Ray nodes)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
 #   make clean   remove build leftovers, caches and run outputs
@@ -23,6 +26,8 @@ SOAK_SECONDS ?= 600
 SOAK_ARGS ?=
 PYTEST_ARGS ?=
 EXTRAS ?=
+CLUSTER ?=
+RAY_ADDRESS ?=
 comma := ,
 EXTRA_STAMPS := $(foreach e,$(subst $(comma), ,$(EXTRAS)),$(VENV)/.extra-$(e))
 
@@ -59,10 +64,15 @@ lint: setup
 
 run: setup
 	$(BIN)/python -m agent.orchestration.launch --backend $(BACKEND) --switch $(SWITCH) --actors $(ACTORS) \
-		--env $(ENV) --seed $(SEED) $(RUN_ARGS)
+		--env $(ENV) --seed $(SEED) $(if $(CLUSTER),--cluster $(CLUSTER)) \
+		$(if $(RAY_ADDRESS),--ray-address $(RAY_ADDRESS)) $(RUN_ARGS)
 
 bench: setup
+ifeq ($(CLUSTER),ray)
+	$(BIN)/python -m agent.orchestration.cluster.scale --switch $(SWITCH) $(BENCH_ARGS)
+else
 	$(BIN)/python -m agent.orchestration.bench --switch $(SWITCH) $(BENCH_ARGS)
+endif
 
 mininet: setup
 	$(BIN)/python -m agent.orchestration.mininet_topo --backend $(BACKEND) --switch $(SWITCH) \

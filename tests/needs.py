@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.orchestration.cluster.placement import ray_missing
 from bmv2 import tofino_artifacts
 from bmv2.launch import find_bmv2
 from bmv2.testbed.netns import have_netns, have_packet_loss
@@ -36,6 +37,13 @@ def testbed(kind: str) -> None:
     """Skip unless a namespace testbed around a `kind` switch can run here."""
     netns()
     switch(kind)
+
+
+def ray() -> None:
+    """Skip unless Ray, the cluster extra, is installed."""
+    why = ray_missing()
+    if why:
+        pytest.skip(why)
 
 
 def bf_p4c() -> Path:

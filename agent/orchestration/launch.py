@@ -26,6 +26,13 @@ budget, 2 bad usage or environment (one line on stderr), 130 interrupted.
 Through make, any of these but 0 becomes make's own 2; make's last line
 (`make: *** [Makefile:NN: run] Error 1`) names the code.
 
+--cluster ray places the Learner and the Actors as Ray actors on the Ray nodes that
+stand for the config's hosts (agent/orchestration/cluster; docs/cluster.md): on a
+Ray cluster made on the testbed for the run (a head in the learner's namespace, a
+worker node in each actor's), or with --ray-address on an existing cluster whose
+switch the operator has deployed (replayctl deploy). Ray must be installed
+(pip install -e '.[cluster]').
+
 Fault options (--loss, --snapshot-every, --restart-switch-at, --kill-learner-at,
 --kill-actor-at; agent/orchestration/faults.py) test that training rides through packet
 loss, a switch crash recovered from the periodic snapshots, a Learner killed
@@ -48,6 +55,9 @@ from pathlib import Path
 
 from agent.contract.cli_args import REPO, RUNS, ArgumentParser, doc_parts
 from agent.contract.protocol import REPLAY_UDP_PORT
+from agent.orchestration.cluster import run as cluster_run
+from agent.orchestration.cluster.nodes import RayStartError
+from agent.orchestration.cluster.placement import ray_missing
 from agent.orchestration.faults import FaultInjector, FaultPlan
 from agent.replay.host_server import Pacing, allow_spec
 from agent.replay.server_process import ServerProcess
@@ -142,15 +152,20 @@ def trainer_command(args: argparse.Namespace, cfg: Config | None, bed: Bed | Non
 
 # --- running the trainer -------------------------------------------------------------
 
-def relay(cmd: list[str], suffix: str) -> int:
-    """Run `cmd` in its own process group, relaying its output (SUMMARY lines get
-    `suffix`); on Ctrl-C or SIGTERM, stop the whole group and wait for it."""
+def relay(cmd: list[str], suffix: str, env: dict[str, str] | None = None) -> int:
+    """Run `cmd` in its own process group (with `env` added to the environment),
+    relaying its output (SUMMARY lines get `suffix`, `error: ` lines go to stderr); on
+    Ctrl-C or SIGTERM, stop the whole group and wait for it."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=REPO, start_new_session=True, bufsize=1)
+                            cwd=REPO, start_new_session=True, bufsize=1,
+                            env=os.environ | env if env else None)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
             line = line.rstrip("\n")
+            if line.startswith("error: "):   # the command's usage error, on our stderr
+                print(line, file=sys.stderr, flush=True)
+                continue
             print(f"{line} {suffix}" if line.startswith("SUMMARY ") else line, flush=True)
         return proc.wait()
     except KeyboardInterrupt:
@@ -238,7 +253,31 @@ def fault_plan(args: argparse.Namespace) -> FaultPlan:
         raise LaunchError("; ".join(problems))
     if (plan.loss or plan.timed) and args.backend != "switch":
         raise LaunchError("the fault options need --backend switch")
+    if args.cluster == "ray" and plan.timed:
+        raise LaunchError("--cluster ray takes --loss and --kill-actor-node-at, not the "
+                          "other fault options")
+    if args.kill_actor_node_at is not None and args.cluster != "ray":
+        raise LaunchError("--kill-actor-node-at needs --cluster ray")
     return plan
+
+
+def check_cluster(args: argparse.Namespace) -> None:
+    """--cluster ray's own checks, before anything starts."""
+    if args.ray_address:
+        args.cluster = "ray"
+    if args.cluster != "ray":
+        return
+    why = ray_missing()
+    if why:
+        raise LaunchError(f"--cluster ray: {why}")
+    if args.backend == "inprocess":
+        raise LaunchError("--cluster ray needs --backend switch or host")
+    if args.ray_address and args.backend != "switch":
+        raise LaunchError("--ray-address needs --backend switch (the switch the operator "
+                          "deployed)")
+    if args.ray_address and args.kill_actor_node_at is not None:
+        raise LaunchError("--kill-actor-node-at kills a node of the testbed's own Ray "
+                          "cluster, not of one given with --ray-address")
 
 
 def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, int],
@@ -252,6 +291,11 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
         except LossError as exc:
             raise LaunchError(str(exc)) from None
         say(f"{plan.loss:g} % of the frames dropped each way on every link ({tool})")
+    if args.cluster == "ray":
+        if not isinstance(bed, Testbed):
+            raise LaunchError("--cluster ray needs the namespace testbed")
+        weights = f"{bed.config.broadcast.address}:{WEIGHTS_UDP_PORT}"
+        return cluster_run.train_on_testbed(args, bed, replay, weights, kind, relay)
     if not plan.timed:
         return relay(trainer_command(args, bed.config, bed, replay), f"switch={kind}")
     if not isinstance(bed, Testbed):
@@ -280,9 +324,27 @@ def train_through_faults(args: argparse.Namespace, bed: Bed, replay: tuple[str, 
     return code
 
 
+def run_on_cluster(args: argparse.Namespace) -> int:
+    """--ray-address: the driver here, the roles on the existing cluster's nodes, the
+    replay on the config's switch as the operator deployed it."""
+    hp = check_training(args)
+    cfg = training_config(cfgmod.load(args.config), hp, args.table, args.actors, args.backend)
+    name_run_dir(args, "cluster").mkdir(parents=True, exist_ok=True)
+    replay = (cfg.vip, REPLAY_UDP_PORT)
+    weights = f"{cfg.broadcast.address}:{WEIGHTS_UDP_PORT}"
+    say(f"Ray cluster at {args.ray_address}; switch as deployed from {args.config}, replay at "
+        f"{replay[0]}:{replay[1]}; run dir {args.run_dir}")
+    cmd = cluster_run.driver_command(args, cfg, args.ray_address, replay,
+                                     cluster_run.train_options(args, cfg, replay, weights))
+    return relay(cmd, "switch=config cluster=ray")
+
+
 def run(args: argparse.Namespace, make_bed: BedFactory = namespace_testbed) -> int:
     """Check, set up, train, tear down; the trainer's exit code."""
+    check_cluster(args)
     plan = fault_plan(args)
+    if args.ray_address:
+        return run_on_cluster(args)
     if args.backend == "inprocess":
         check_training(args)
         if not 1 <= args.actors <= MAX_ACTORS:
@@ -336,6 +398,24 @@ def build_parser(doc: str | None = __doc__,
                    help="--backend host: pace the server's replies to RATE/s in bursts of at "
                         "most BURST (agent.replay.host_server --rate/--burst); default off")
     p.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    c = p.add_argument_group("cluster (agent/orchestration/cluster; docs/cluster.md)")
+    c.add_argument("--cluster", choices=("none", "ray"), default="none",
+                   help="ray: the Learner and the Actors are Ray actors on the nodes that "
+                        "stand for their hosts (a Ray cluster on the testbed, unless "
+                        "--ray-address)")
+    c.add_argument("--ray-address", default=None, metavar="HOST:PORT",
+                   help="join this Ray cluster (implies --cluster ray); its nodes carry the "
+                        "resources host:NAME of the config's hosts")
+    c.add_argument("--actor-restarts", type=int, default=3, metavar="N",
+                   help="times Ray restarts an Actor whose node died (default %(default)s)")
+    c.add_argument("--restart-wait", type=float, default=60.0, metavar="SECONDS",
+                   help="how long training waits for a lost Actor's node before going on "
+                        "without it (default %(default)s)")
+    c.add_argument("--kill-actor-node-at", type=float, metavar="SECONDS",
+                   help="fault: kill actor 0's Ray node (every process of its host), bring "
+                        "it back --node-down seconds later")
+    c.add_argument("--node-down", type=float, default=3.0, metavar="SECONDS",
+                   help="how long the killed node stays down (default %(default)s)")
     f = p.add_argument_group("faults (agent/orchestration/faults.py; times in seconds after "
                              "training starts)")
     f.add_argument("--loss", type=float, default=0.0, metavar="PERCENT",
@@ -367,7 +447,7 @@ def guarded(runner: Callable[[argparse.Namespace], int], args: argparse.Namespac
     except KeyboardInterrupt:
         say("interrupted; everything was torn down")
         return EXIT_INTERRUPTED
-    except (LaunchError, ConfigError, SwitchStartError, ValueError) as exc:
+    except (LaunchError, ConfigError, SwitchStartError, RayStartError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 

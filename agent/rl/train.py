@@ -157,6 +157,11 @@ class Run:
                                    args.table, args.ack_inserts, _nth(args.actor_netns, i, None)))
         return specs, broadcast or loopback
 
+    def make_pool(self) -> ActorPool:
+        """The pool that starts and watches this run's actors (agent.orchestration.cluster
+        places them on Ray nodes instead)."""
+        return ActorPool(self.actor_mode, self.service)
+
     def stop_all(self) -> None:
         """Stop the actors (and the host server this run started)."""
         if self.actors is not None:
@@ -199,7 +204,7 @@ class Run:
             if args.resume:
                 self._resume(learner, args.resume)
             start = time.monotonic() - self.elapsed_before
-            self.actors = ActorPool(self.actor_mode, self.service)
+            self.actors = self.make_pool()
             self.actors.start(specs, self.run_dir / "pids.json")
             solved, eval_mean = self._loop(learner, client, self.actors, metrics, start)
         finally:
