@@ -143,7 +143,14 @@ control ReplayIngress(inout tna_headers_t hdr,
             hdr.bridge.is_replica = 0;
         }
 
-        /* Admission's decisions, for egress. */
+        /* Admission's decisions, for egress, and whether a payload follows the
+         * replay header (an INSERT's or WRITE's, or a record read in an earlier
+         * pass): the egress parser reads it by this, not by the op. */
+        if (hdr.replay.payload.isValid()) {
+            hdr.bridge.has_payload = 1;
+        } else {
+            hdr.bridge.has_payload = 0;
+        }
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;
