@@ -108,8 +108,28 @@ def _opt(prog: Program, name: str) -> int:
     return -1 if f is None else f.slot
 
 
-class Engine:
-    """Runs packets through one compiled program."""
+class PacketRunner:
+    """What every architecture's engine offers the switch: ``run`` one injected packet
+    through its ``_run(port, data, outputs)``."""
+
+    def _run(self, port: int, data: bytes, out: Outputs) -> None:
+        raise NotImplementedError
+
+    def run(self, port: int, data: bytes,
+            emit: OutputHook | None = None) -> list[tuple[int, bytes]]:
+        """Everything that leaves the switch because ``data`` arrived on ``port``, in
+        order; with ``emit``, each frame is handed to it the moment its egress pass
+        ends instead, and the list returned is empty."""
+        if emit is None:
+            out: list[tuple[int, bytes]] = []
+            self._run(port, data, out)
+            return out
+        self._run(port, data, _Emitter(emit))
+        return []
+
+
+class Engine(PacketRunner):
+    """Runs packets through one compiled program (v1model)."""
 
     def __init__(self, prog: Program, code: Compiled, pre: Pre, stats: Stats, drop_port: int,
                  max_passes: int, max_egress_runs: int) -> None:
@@ -163,18 +183,6 @@ class Engine:
         return int((time.monotonic() - self.start) * 1e6) & _M48
 
     # ---- one injected packet ------------------------------------------------
-
-    def run(self, port: int, data: bytes,
-            emit: OutputHook | None = None) -> list[tuple[int, bytes]]:
-        """Everything that leaves the switch because ``data`` arrived on ``port``, in
-        order; with ``emit``, each frame is handed to it the moment its egress pass
-        ends instead, and the list returned is empty."""
-        if emit is None:
-            out: list[tuple[int, bytes]] = []
-            self._run(port, data, out)
-            return out
-        self._run(port, data, _Emitter(emit))
-        return []
 
     def _run(self, port: int, data: bytes, out: Outputs) -> None:
         stats = self.stats

@@ -2,9 +2,8 @@
  * parser.p4 -- the header stack below Ethernet, as sub-parsers both
  * architectures' parsers call once they have dealt with their own metadata
  * and the CPU port's packet_out header: ReplayHeaderParser for a packet as it
- * is on the wire; its two halves (AddressHeaderParser: Ethernet to UDP;
- * ReplayBodyParser: the replay header and payload) for a parser that needs
- * one of them.
+ * is on the wire; AddressHeaderParser (Ethernet to UDP) for a parser that
+ * reads the replay header itself.
  *
  * The parser only extracts; every decision about a replay request (version,
  * flags, truncation) is made in ingress so that each refusal gets a status.
@@ -40,21 +39,6 @@
     state parse_udp { \
         pkt.extract(udp); \
         transition after_udp \
-    }
-
-#define BODY_STATES(batch) \
-    state parse_replay { \
-        pkt.extract(replay); \
-        transition select(replay.op) { \
-            OP_INSERT: parse_payload; \
-            OP_WRITE: parse_payload; \
-            OP_UPDATE_BATCH: batch; \
-            default: accept; \
-        } \
-    } \
-    state parse_payload { \
-        pkt.extract(payload); \
-        transition accept; \
     }
 
 /* An UPDATE_BATCH's first min(count, MAX_UPDATE_BATCH) entries, one state
@@ -107,7 +91,20 @@ parser ReplayHeaderParser(packet_in pkt,
     }
 
     ADDRESS_STATES(select(udp.dst_port) { REPLAY_UDP_PORT: parse_replay; default: accept; })
-    BODY_STATES(parse_entries)
+    state parse_replay {
+        pkt.extract(replay);
+        transition select(replay.op) {
+            OP_INSERT: parse_payload;
+            OP_WRITE: parse_payload;
+            OP_UPDATE_BATCH: parse_entries;
+            default: accept;
+        }
+    }
+
+    state parse_payload {
+        pkt.extract(payload);
+        transition accept;
+    }
 
     state parse_entries {
         entries_parser.apply(pkt, replay.count, entries, parsed);
@@ -126,18 +123,6 @@ parser AddressHeaderParser(packet_in pkt,
     }
 
     ADDRESS_STATES(accept;)
-}
-
-/* The replay header and payload only (a TNA loop packet carries them first;
- * an UPDATE_BATCH's entries, behind them, are left unparsed). */
-parser ReplayBodyParser(packet_in pkt,
-                        out replay_h replay,
-                        out replay_payload_h payload) {
-    state start {
-        transition parse_replay;
-    }
-
-    BODY_STATES(accept)
 }
 
 #endif

@@ -10,7 +10,7 @@ from tests import needs
 from tests.dataplane.packets import CONFIG, PacketTestbed
 
 
-@pytest.fixture(scope="module", params=["python", "bmv2"])
+@pytest.fixture(scope="module", params=["python", "bmv2", "tna"])
 def dp(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """A started testbed: raw-frame hosts h1..h3 around the switch under test."""
     kind = request.param

@@ -19,7 +19,6 @@ Exit code: 0 measured, 1 the sweep failed, 2 bad usage or Ray missing.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import sys
@@ -95,10 +94,12 @@ def run_sweep(args: argparse.Namespace, work: Path) -> dict:
 
 
 def flattening(points: list[dict], backend: str, key: str) -> int | None:
-    """The Actor count after which `key` grows by less than 10 % per doubling."""
+    """The smallest Actor count from which no larger count beats the best so far by
+    10 % or more (where the curve flattens), None if it keeps growing to the end."""
     series = sorted((p["actors"], p[key]) for p in points if p["backend"] == backend)
-    for (n, v), (_, w) in itertools.pairwise(series):
-        if w < 1.1 * v:
+    for i, (n, _) in enumerate(series[:-1]):
+        best = max(v for _, v in series[:i + 1])
+        if all(v < 1.1 * best for _, v in series[i + 1:]):
             return n
     return None
 
@@ -134,7 +135,7 @@ def write_results(results: dict, out: Path) -> list[Path]:
           f"{results['machine']['loadavg_start'][0]:.1f} at the start, "
           f"{results['seconds']} s per point. CPU in cores, averaged over each point's "
           "window: left to the Actors = what they used + idle.", "", table_md(results), "",
-          "Where INSERT/s arriving grows by less than 10 % from one Actor count to the next: "
+          "Where INSERT/s arriving flattens (no more Actors beat the best so far by 10 %): "
           + "; ".join(f"{'in-network' if b == 'switch' else 'host server'} "
                       + (f"from {flat[b]['inserts_per_s']} Actors" if flat[b]["inserts_per_s"]
                          else "nowhere in the sweep") for b in BACKENDS) + ".", ""]
@@ -157,11 +158,12 @@ def plot(results: dict, path: Path) -> None:
         axes[0].plot(n, [p["inserts_per_s"] for p in pts], style, label=label)
         axes[1].plot(n, [p["sampled_per_s"] for p in pts], style, label=label)
         axes[2].plot(n, [p["actors_cpu"] for p in pts], style, label=f"{label}: Actors' CPU")
-        axes[2].plot(n, [p["cpu_left_to_actors"] for p in pts], style, alpha=0.4,
-                     label=f"{label}: left to them")
-        axes[2].plot(n, [p["ray_cpu"] for p in pts], style, alpha=0.4, linewidth=0.8,
+        axes[2].plot(n, [p["ray_cpu"] for p in pts], style, alpha=0.5, linewidth=0.8,
                      label=f"{label}: Ray's processes")
-    titles = ("INSERTs/s arriving", "Learner: sampled experiences/s", "CPU (cores)")
+        axes[2].plot(n, [p["other_cpu"] for p in pts], style, alpha=0.5, linewidth=0.8,
+                     color="grey", label=f"{label}: other load on the machine")
+    titles = ("INSERTs/s arriving", "Learner: sampled experiences/s",
+              "CPU (cores; the Actors' is what was left to them)")
     for ax, title in zip(axes, titles, strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("Actors (over 4 Ray nodes)")

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from ..engine import Outputs, Stats, _Emitter
+from ..engine import Outputs, PacketRunner, Stats
 from ..pre import Pre
 from .externs import PARSER_ERROR_NO_MATCH, PARSER_ERROR_PARTIAL_HDR
 from .layout import Header, header_packer
@@ -46,7 +46,7 @@ LOOP_PORTS = (68,)              # pipe 0's recirculation port (Tofino 1)
 _M48 = (1 << 48) - 1
 
 
-class TnaEngine:
+class TnaEngine(PacketRunner):
     """Runs packets through one compiled TNA program."""
 
     def __init__(self, code: TnaCompiled, pre: Pre, stats: Stats, *, cpu_port: int | None,
@@ -77,18 +77,6 @@ class TnaEngine:
         self.s_bypass = ig.slot(IG_TM, "bypass_egress")
         self.s_eperr = eg.slot(EG_PRSR, "parser_err")
         self.s_edrop = eg.slot(EG_DPRSR, "drop_ctl")
-
-    # ---- entry --------------------------------------------------------------
-
-    def run(self, port: int, data: bytes,
-            emit: Callable[[int, bytes], None] | None = None) -> list[tuple[int, bytes]]:
-        """Everything that leaves the switch because ``data`` arrived on ``port``."""
-        if emit is None:
-            out: list[tuple[int, bytes]] = []
-            self._run(port, data, out)
-            return out
-        self._run(port, data, _Emitter(emit))
-        return []
 
     def _run(self, port: int, data: bytes, out: Outputs) -> None:
         stats = self.stats
