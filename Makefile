@@ -9,7 +9,8 @@
 #   make bench   benchmarks: in-network vs host replay server vs in-process
 #                (CLUSTER=ray: Actors scaling from 1 to 32 over Ray nodes)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
-#   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
+#   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all), then the
+#                long tests: whole training runs through faults on bmv2 (pytest -m long)
 #   make clean   remove build leftovers, caches and run outputs
 
 PYTHON ?= python3.11
@@ -80,6 +81,7 @@ mininet: setup
 
 soak: setup
 	$(BIN)/python -m agent.orchestration.soak --switch all --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 clean:
 	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info
