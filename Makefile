@@ -11,7 +11,8 @@
 #   make bench-training  the end-to-end race alone: CartPole-v1 to solved per backend,
 #                actors 1, 2, 4 and seeds 1-3 through SWITCH (BENCH_ARGS to narrow it)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
-#   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all)
+#   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all), then the
+#                long tests: whole training runs through faults on bmv2 (pytest -m long)
 #   make clean   remove build leftovers, caches and run outputs
 
 PYTHON ?= python3.11
@@ -86,6 +87,7 @@ mininet: setup
 
 soak: setup
 	$(BIN)/python -m agent.orchestration.soak --switch all --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
+	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 clean:
 	rm -rf runs .bench .pytest_cache .ruff_cache build *.egg-info

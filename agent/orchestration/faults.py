@@ -7,7 +7,8 @@ fault options), and the figures of how the run rode through them.
   --restart-switch-at T  T seconds into training the switch is killed (SIGKILL),
                          stays down --switch-down seconds, is started again,
                          redeployed with the table disabled, restored from the
-                         newest snapshot and enabled
+                         newest snapshot and enabled (not before a snapshot holds
+                         experiences: a restore of nothing would test nothing)
   --kill-learner-at T    the trainer (the Learner) is killed once it is T seconds
                          in and has written a checkpoint; the launcher resumes it
                          from that checkpoint (its actors stop with it and
@@ -141,7 +142,8 @@ class FaultInjector(threading.Thread):
             if due["snapshot"] is not None and now >= due["snapshot"]:
                 self._snapshot()
                 due["snapshot"] = self.elapsed() + self.every
-            ready = {"restart": self.snapper is not None and self.snapper.last is not None,
+            ready = {"restart": self.snapper is not None and self.snapper.last is not None
+                     and self.snapper.last.slots > 0,
                      "learner": (self.run_dir / "checkpoint.pt").exists(), "actor": True}
             for name, action in actions.items():
                 at = due[name]
