@@ -52,4 +52,4 @@ def test_example_trains_through_the_switch(kind: str, tmp_path: Path) -> None:
     assert stats.ok["INSERT"] >= FRAMES           # acknowledged: a lost ACK's resend counts
     assert stats.size == stats.ok["INSERT"]      # fewer than the table's capacity
     updates = int(summary["updates"])
-    assert stats.ok["SAMPLE"] >= updates and 0 < stats.ok["UPDATE"] <= 64 * updates
+    assert stats.ok["SAMPLE"] >= updates and 0 < stats.ok["UPDATE_BATCH"] <= 64 * updates

@@ -106,7 +106,7 @@ def test_short_soak(kind: str, tmp_path) -> None:
     assert sum(r.fuzz_replies.values()) > 0  # refusals come back, nothing is served
     assert r.forged_sent == 300 and r.forged_served == 0
     assert 0 < r.forged_counted <= 300  # dropped by the source guard (a few may be lost)
-    assert r.served["INSERT"] > 0 and r.served["SAMPLE"] > 0 and r.served["UPDATE"] > 0
+    assert r.served["INSERT"] > 0 and r.served["SAMPLE"] > 0 and r.served["UPDATE_BATCH"] > 0
     assert r.client["samples_checked"] == r.client["samples"] > 0
     assert r.slots["changed_otherwise"] == 0 and r.slots["replaced_by_soak_inserts"] > 0
     assert r.memory_kib["end"] < 1.25 * r.memory_kib["start"]
