@@ -189,8 +189,8 @@ def unread_by_the_parser(request: bytes) -> bytes:
     short, nothing of a request whose headers are whole."""
     if len(request) < protocol.HEADER_BYTES:
         return request
-    op = request[1]
-    if op in (Op.INSERT, Op.WRITE) and len(request) < protocol.HEADER_BYTES + protocol.PAYLOAD_BYTES:
+    whole = protocol.HEADER_BYTES + protocol.PAYLOAD_BYTES
+    if request[1] in (Op.INSERT, Op.WRITE) and len(request) < whole:
         return request[protocol.HEADER_BYTES:]
     return b""
 
