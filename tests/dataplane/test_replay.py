@@ -17,6 +17,7 @@ from agent.contract.protocol import Message, Mode, Op, Status
 from tests.dataplane.packets import PacketTestbed, fields, payload
 
 pytestmark = pytest.mark.netns
+ON_TNA = True   # also on the TNA program (tests/dataplane/conftest.py)
 
 
 def test_insert_then_read_returns_the_exact_payload(clean: PacketTestbed) -> None:

@@ -83,9 +83,13 @@ def random_request(rng: random.Random) -> Message:
     table, slot, rid = rng.randrange(6), rng.randrange(1 << 13), rng.getrandbits(32)
     payload = rng.randbytes(protocol.PAYLOAD_BYTES)
     op = rng.choice(list(Op))
+    n = rng.randrange(1, protocol.MAX_UPDATE_BATCH + 1)   # an UPDATE_BATCH's entries
     msg = {Op.INSERT: lambda: protocol.insert(table, payload, ack=rng.random() < 0.5),
            Op.SAMPLE: lambda: protocol.sample(table, rng.randrange(1, 65)),
            Op.UPDATE: lambda: protocol.update(table, slot, rng.getrandbits(16), 2.0, ack=True),
+           Op.UPDATE_BATCH: lambda: protocol.update_batch(
+               table, [rng.randrange(1 << 13) for _ in range(n)],
+               [rng.getrandbits(16) for _ in range(n)], [2.0] * n, ack=True),
            Op.READ: lambda: protocol.read(table, slot),
            Op.WRITE: lambda: protocol.write(table, slot, rng.getrandbits(20), 1 << 16, payload),
            Op.RESET: lambda: protocol.reset(table),
