@@ -137,6 +137,12 @@ control ReplayIngress(inout tna_headers_t hdr,
                     drop_entries.apply(hdr.replay.batch);
                 }
                 replay.apply(hdr.replay, meta);
+                if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.status != STATUS_OK) {
+                    /* a batch refused whole loops without its entries: those
+                     * of a batch cut short would be read past on the way
+                     * back, into the addressing behind them */
+                    drop_entries.apply(hdr.replay.batch);
+                }
                 to_loop.apply(hdr);
             } else if (hdr.replay.ipv4.isValid()) {
                 ipv4.apply(hdr.replay, meta);
@@ -230,8 +236,10 @@ control ReplayEgress(inout tna_headers_t hdr,
                 hdr.loop.has_payload = 0;
             }
             /* an UPDATE_BATCH's entries follow, unparsed, until a copy picks its
-             * own: in the copies' first pass and a batch refused whole */
-            if (hdr.replay.replay.op == OP_UPDATE_BATCH && hdr.bridge.redraw == 0) {
+             * own: in the copies' first pass (a batch refused whole loops
+             * without them) */
+            if (hdr.replay.replay.op == OP_UPDATE_BATCH && hdr.bridge.redraw == 0
+                && meta.status == STATUS_OK) {
                 hdr.loop.has_entries = 1;
             } else {
                 hdr.loop.has_entries = 0;
