@@ -5,11 +5,14 @@
  * batch_tally: 2^TALLY_BITS cells of (tag, counts), cell = the request id's
  * low TALLY_BITS bits, tag = the rest of it. counts is laid out as on
  * v1model: bits 14..10 entries done, 9..5 STALE, 4..0 applied. One
- * RegisterAction adds a copy's outcome: a cell tagged for another request
- * counts from zero; the copy that finds `done` at count - 1 or more (the
- * last floor, (count - 1) << 10) takes the counts with its own outcome added
- * and clears them. Copies finish in any order (each takes its UPDATE's
- * phases on its own), and whichever finishes last answers.
+ * RegisterAction adds a copy's outcome (a cell tagged for another request
+ * counts from zero) and returns the new counts; the copy whose `done` reaches
+ * the batch's count answers. Copies finish in any order (each takes its
+ * UPDATE's phases on its own), and whichever finishes last answers. A Tofino
+ * stateful ALU on a pair cannot return a sum it does not store, so unlike
+ * v1model the cell is not cleared when its batch completes: the next request
+ * on the cell, with another tag, starts it afresh (request ids start at a
+ * random value per client), and a copy of a batch already answered is silent.
  */
 #ifndef REPLAY_BATCH_TALLY_P4
 #define REPLAY_BATCH_TALLY_P4
@@ -30,28 +33,22 @@ control BatchTally(in headers_t hdr, inout metadata_t meta) {
 
     bit<32> tag = 0;
     bit<32> outcome = 0;
-    bit<32> last_floor = 0;
 
     RegisterAction<tally_t, bit<32>, bit<32>>(batch_tally) tally_entry = {
-        void apply(inout tally_t cell, out bit<32> finished) {
+        void apply(inout tally_t cell, out bit<32> counts) {
             if (cell.tag != tag) {
                 cell.tag = tag;
-                cell.counts = 0;
-            }
-            if (cell.counts >= last_floor) {
-                finished = cell.counts + outcome;
-                cell.counts = 0;
+                cell.counts = outcome;
             } else {
-                finished = 0;
                 cell.counts = cell.counts + outcome;
             }
+            counts = cell.counts;
         }
     };
 
     action tally(bit<32> entry_outcome) {
         outcome = entry_outcome;
         tag = (bit<32>)hdr.replay.request_id[31:TALLY_BITS];
-        last_floor = (bit<32>)(hdr.replay.count - 1) << 10;
     }
 
     table batch_outcome {
@@ -73,7 +70,7 @@ control BatchTally(in headers_t hdr, inout metadata_t meta) {
     apply {
         batch_outcome.apply();
         count_entry();
-        if (meta.batch_counts != 0) {
+        if (meta.batch_counts[14:10] == hdr.replay.count[4:0]) {
             meta.batch_state = BATCH_LAST;
         }
     }
