@@ -259,16 +259,17 @@ _UPDATE_BATCH = int(Op.UPDATE_BATCH)
 
 
 def _entries(data: bytes, count: int, strict: bool) -> tuple[Entry, ...] | None:
-    """An UPDATE_BATCH request's entries: all `count` of them (parse_request keeps
-    the first MAX_UPDATE_BATCH, what the switch's parser extracts), or None when
-    the datagram is too short to hold them all (strict: ProtocolError)."""
-    end = HEADER_BYTES + count * ENTRY_BYTES
+    """An UPDATE_BATCH request's entries: all `count` of them, or None when the
+    datagram is too short to hold them (strict: ProtocolError). parse_request keeps
+    the first MAX_UPDATE_BATCH, all the switch's parser extracts, and needs only
+    those to be there."""
+    kept = count if strict else min(count, MAX_UPDATE_BATCH)
+    end = HEADER_BYTES + kept * ENTRY_BYTES
     if len(data) < end:
         if strict:
             raise ProtocolError(f"truncated entries: {len(data) - HEADER_BYTES} of "
                                 f"{end - HEADER_BYTES} bytes")
         return None
-    kept = count if strict else min(count, MAX_UPDATE_BATCH)
     return tuple(Entry(*ENTRY.unpack_from(data, HEADER_BYTES + i * ENTRY_BYTES))
                  for i in range(kept))
 

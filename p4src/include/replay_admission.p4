@@ -104,14 +104,67 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         default_action = NoAction();   /* n <= 255: never taken */
     }
 
-    /* The request's lengths against what it needs (`needed` bytes of UDP,
-     * IPV4_BYTES more of IP), and the slot and batch against the table's
-     * limits, as differences (headers.p4: BELOW). */
-    action measure_lengths(bit<16> needed) {
-        meta.udp_margin = hdr.udp.length - (UDP_BYTES + REPLAY_HDR_BYTES);
-        meta.ip_margin = hdr.ipv4.total_len - (IPV4_BYTES + UDP_BYTES + REPLAY_HDR_BYTES);
-        meta.udp_margin_op = hdr.udp.length - needed;
-        meta.ip_margin_op = hdr.ipv4.total_len - (IPV4_BYTES + needed);
+    /* A request's lengths in bytes, UDP and IPv4, header included. */
+    const bit<16> UDP_NEED = UDP_BYTES + REPLAY_HDR_BYTES;
+    const bit<16> IP_NEED = IPV4_BYTES + UDP_NEED;
+
+    /* The request's lengths against what it needs: the header, and what its
+     * op needs too, as differences (headers.p4: BELOW). The op's needs come
+     * negated, as the table's action data: a Tofino adds action data to a
+     * field, it cannot subtract it. */
+    action measure_lengths(bit<16> minus_udp_need, bit<16> minus_ip_need) {
+        meta.udp_margin = hdr.udp.length - UDP_NEED;
+        meta.ip_margin = hdr.ipv4.total_len - IP_NEED;
+        meta.udp_margin_op = hdr.udp.length + minus_udp_need;   /* length - need */
+        meta.ip_margin_op = hdr.ipv4.total_len + minus_ip_need;
+    }
+
+    /* What each op needs: INSERT and WRITE their payload, UPDATE_BATCH its
+     * entries as the parser read them (min(count, MAX_UPDATE_BATCH) when the
+     * frame holds them; fewer is TRUNCATED below anyway), the others their
+     * header alone. */
+    table request_lengths {
+        key = { hdr.replay.op : exact; meta.entries_parsed : exact; }
+        actions = { measure_lengths; }
+        const entries = {
+            (OP_INSERT, 0) : measure_lengths(-(UDP_NEED + PAYLOAD_BYTES),
+                                             -(IP_NEED + PAYLOAD_BYTES));
+            (OP_WRITE, 0) : measure_lengths(-(UDP_NEED + PAYLOAD_BYTES),
+                                            -(IP_NEED + PAYLOAD_BYTES));
+            (OP_UPDATE_BATCH, 1) : measure_lengths(-(UDP_NEED + 1 * ENTRY_BYTES),
+                                                 -(IP_NEED + 1 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 2) : measure_lengths(-(UDP_NEED + 2 * ENTRY_BYTES),
+                                                 -(IP_NEED + 2 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 3) : measure_lengths(-(UDP_NEED + 3 * ENTRY_BYTES),
+                                                 -(IP_NEED + 3 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 4) : measure_lengths(-(UDP_NEED + 4 * ENTRY_BYTES),
+                                                 -(IP_NEED + 4 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 5) : measure_lengths(-(UDP_NEED + 5 * ENTRY_BYTES),
+                                                 -(IP_NEED + 5 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 6) : measure_lengths(-(UDP_NEED + 6 * ENTRY_BYTES),
+                                                 -(IP_NEED + 6 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 7) : measure_lengths(-(UDP_NEED + 7 * ENTRY_BYTES),
+                                                 -(IP_NEED + 7 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 8) : measure_lengths(-(UDP_NEED + 8 * ENTRY_BYTES),
+                                                 -(IP_NEED + 8 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 9) : measure_lengths(-(UDP_NEED + 9 * ENTRY_BYTES),
+                                                 -(IP_NEED + 9 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 10) : measure_lengths(-(UDP_NEED + 10 * ENTRY_BYTES),
+                                                 -(IP_NEED + 10 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 11) : measure_lengths(-(UDP_NEED + 11 * ENTRY_BYTES),
+                                                 -(IP_NEED + 11 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 12) : measure_lengths(-(UDP_NEED + 12 * ENTRY_BYTES),
+                                                 -(IP_NEED + 12 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 13) : measure_lengths(-(UDP_NEED + 13 * ENTRY_BYTES),
+                                                 -(IP_NEED + 13 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 14) : measure_lengths(-(UDP_NEED + 14 * ENTRY_BYTES),
+                                                 -(IP_NEED + 14 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 15) : measure_lengths(-(UDP_NEED + 15 * ENTRY_BYTES),
+                                                 -(IP_NEED + 15 * ENTRY_BYTES));
+            (OP_UPDATE_BATCH, 16) : measure_lengths(-(UDP_NEED + 16 * ENTRY_BYTES),
+                                                 -(IP_NEED + 16 * ENTRY_BYTES));
+        }
+        default_action = measure_lengths(-UDP_NEED, -IP_NEED);
     }
 
     MARGIN(action measure_limits() {
@@ -122,15 +175,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
     apply {
         bit<8> flags = hdr.replay.flags;
         bit<8> op = hdr.replay.op;
-        if (op == OP_INSERT || op == OP_WRITE) {
-            measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES + PAYLOAD_BYTES);
-        } else if (op == OP_UPDATE_BATCH) {
-            /* count entries of ENTRY_BYTES (12 = 8 + 4) */
-            measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES + ((bit<16>)hdr.replay.count << 3)
-                            + ((bit<16>)hdr.replay.count << 2));
-        } else {
-            measure_lengths(UDP_BYTES + REPLAY_HDR_BYTES);
-        }
+        request_lengths.apply();
         meta.status = STATUS_OK;
         meta.mode = (bit<8>)flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
         /* An UPDATE always carries its priority. */

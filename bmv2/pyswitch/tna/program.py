@@ -148,7 +148,8 @@ class ProgramCompiler(TableCompiler, ParserCompiler):
         self.table_specs: list[tuple[str, dict[str, Node], Scope]] = []
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, tuple[list[int], list[int]]] = {}
-        self.actions: dict[str, ActionInfo] = {}
+        self.actions: dict[str, ActionInfo] = {}          # the control plane's, by name
+        self.action_infos: dict[int, ActionInfo] = {}     # each declaration's own
         self.action_fns: dict[int, str] = {}
         self.conflicts: Counter[str] = Counter()
         self.shared_slots: frozenset[int] = frozenset()
@@ -480,17 +481,21 @@ class ProgramCompiler(TableCompiler, ParserCompiler):
 
     def _action_binding(self, a: Node, ctx: tuple[CodeGen, Scope, str] | None) -> Named:
         """The action's function (one per declaration: p4c's inliner makes a copy of an
-        action per call with constant arguments, all under the action's @name)."""
+        action per call with constant arguments, all under the action's @name). The
+        control plane's action is the copy that kept its parameters (a table's)."""
         label = control_plane_name(a, name_of(a))
         ident = self.action_fns.get(id(a))
         if ident is None:
             ident = self._id("A")
             self.action_fns[id(a)] = ident
-            params = a["parameters"]["parameters"]
-            self.actions.setdefault(label, ActionInfo(
-                label, len(self.actions) + 1,
-                tuple(ActionParam(control_plane_name(p, name_of(p)), self.types.width(p["type"]))
-                      for p in params)))
+            params = tuple(ActionParam(control_plane_name(p, name_of(p)),
+                                       self.types.width(p["type"]))
+                           for p in a["parameters"]["parameters"])
+            known = self.actions.get(label)
+            info = ActionInfo(label, known.id if known else len(self.actions) + 1, params)
+            self.action_infos[id(a)] = info
+            if known is None or len(known.params) < len(params):
+                self.actions[label] = info
             self._pending_actions.append((a, ident, ctx))
         return Named("action", a, ident, label)
 

@@ -21,6 +21,7 @@ class TableCompiler:
     tables: dict[str, Table]
     table_specs: list[tuple[str, dict[str, Node], Scope]]
     actions: dict
+    action_infos: dict
 
     def _table_fn(self, gen: CodeGen, scope: Scope, t: Named) -> None:
         """The apply function of a table: look up, run the action, (hit, action name)."""
@@ -111,7 +112,7 @@ class TableCompiler:
             a = scope.look(path_name(ref))
             if not isinstance(a, Named) or a.what != "action":
                 raise unsupported("a table action that is no action", el)
-            actions[a.label] = TableAction(self.actions[a.label], a.ident, None, None)
+            actions[a.label] = TableAction(self.action_infos[id(a.decl)], a.ident, None, None)
         size = 512
         if "size" in props:
             size = int(const_value(props["size"]["value"]["expression"]))

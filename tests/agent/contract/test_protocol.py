@@ -163,8 +163,11 @@ def test_parse_request_keeps_what_the_switch_parser_extracts() -> None:
     parsed = protocol.parse_request(data)
     assert parsed is not None and parsed.count == 20
     assert parsed.entries == many.entries[:protocol.MAX_UPDATE_BATCH]
-    cut = protocol.parse_request(data[:-1])
-    assert cut is not None and cut.entries is None  # not all 20 there: truncated
+    first16 = protocol.HEADER_BYTES + protocol.MAX_UPDATE_BATCH * protocol.ENTRY_BYTES
+    kept = protocol.parse_request(data[:first16])   # the 16 read are there: too large
+    assert kept is not None and kept.entries == parsed.entries
+    cut = protocol.parse_request(data[:first16 - 1])
+    assert cut is not None and cut.entries is None  # not all 16 there: truncated
 
 
 def test_a_batch_ack_carries_its_counts_in_the_header_alone() -> None:

@@ -126,6 +126,14 @@ def test_a_table_forwards_on_hit_and_drops_on_its_default(sw: Switch) -> None:
     assert sw.process(1, miss) == []
 
 
+def test_an_action_called_directly_and_by_a_table_keeps_its_parameter(sw: Switch) -> None:
+    """p4c copies an action per direct call with its argument folded in: the control
+    plane still sees the table's action, with its parameter."""
+    assert [p.name for p in sw.info.actions["Ig.set_res"].params] == ["value"]
+    assert one(sw, 1, frame(12, 3))[1]["res"] == 5
+    assert [one(sw, 1, frame(13, 3, arg=a))[1]["res"] for a in (1, 2, 3)] == [100, 200, 0]
+
+
 def test_ingress_drops_a_packet_its_parser_ran_out_of(sw: Switch) -> None:
     assert sw.process(1, ETH + bytes(10)) == []    # test_h is 24 bytes
     assert sw.stats.parser_errors == 1 and sw.stats.dropped == 1

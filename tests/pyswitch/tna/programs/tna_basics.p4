@@ -1,5 +1,5 @@
 /* tna_basics.p4 -- the TNA model's externs and traffic manager, one feature per
- * op code in the test header (tests/pyswitch/tna/test_externs.py):
+ * op code in the test header (tests/pyswitch/tna/test_basics.py):
  *   op 1  forward to test_h.arg (unicast)
  *   op 2  a RegisterAction adds arg to cell idx, returns the old value in res
  *   op 3  a pair register: lo += arg, hi = max(hi, arg), returns lo
@@ -10,6 +10,8 @@
  *   op 8  drop in ingress; op 9 drop in egress
  *   op 10 bridged metadata: ingress bridges arg + 1, egress writes it to res
  *   op 11 the register of op 2 twice in one pass (what a Tofino cannot run)
+ *   op 12 an action called directly: res = 5; op 13 the same action from a
+ *         table's const entries: res = 100 or 200 by arg, else 0
  * The result leaves by the port in test_h.port (the ingress port for op 2..5).
  */
 #include <core.p4>
@@ -106,6 +108,19 @@ control Ig(inout headers_t hdr, inout meta_t meta,
         default_action = drop();
         size = 64;
     }
+    /* called directly (op 12) and from a table's const entries (op 13) */
+    action set_res(bit<32> value) {
+        hdr.test.res = value;
+    }
+    table res_by_arg {
+        key = { hdr.test.arg : exact; }
+        actions = { set_res; }
+        const entries = {
+            1 : set_res(100);
+            2 : set_res(200);
+        }
+        default_action = set_res(0);
+    }
 
     apply {
         if (!hdr.test.isValid()) {
@@ -137,6 +152,10 @@ control Ig(inout headers_t hdr, inout meta_t meta,
             } else if (hdr.test.op == 11) {
                 hdr.test.res = add_to_cell.execute(hdr.test.idx);
                 hdr.test.res2 = add_to_cell.execute(hdr.test.idx);
+            } else if (hdr.test.op == 12) {
+                set_res(5);
+            } else if (hdr.test.op == 13) {
+                res_by_arg.apply();
             }
         }
     }
