@@ -22,7 +22,9 @@
  *             request's next pass: a
  *             SAMPLE reply drawn again (every draw overshot), the next RESET
  *             round, an UPDATE_BATCH copy after its first loop, which takes
- *             its own entry here (BatchPick) and is admitted as that UPDATE. On its way through LOOP_PORT a replay packet carries its
+ *             its own entry here (the parser extracts it alone:
+ *             OwnEntryParser) and is admitted as that UPDATE. On its way
+ *             through LOOP_PORT a replay packet carries its
  *             addressing behind the replay header (tna/bridge.p4).
  *   egress    of the requester's port: forwarding only.
  * Broadcast copies are readdressed in the egress of their ports.
@@ -67,13 +69,22 @@ control ReplayIngress(inout tna_headers_t hdr,
     ReplyAddress() reply_address;
     ReplyLengths() reply_lengths;
     ToLoopLayout() to_loop;
-    BatchPick() pick;
     DropEntries() drop_entries;
 
     /* Frames the ingress parser ran out of, per port. Reading parser_err is
      * also what keeps them: a Tofino drops a frame cut short unless ingress
      * reads it, and admission answers it TRUNCATED, as on v1model. */
     Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) cut_short;
+
+    /* An UPDATE_BATCH copy back from its first loop: its own entry, which the
+     * parser extracted by the copy's index (OwnEntryParser), into the
+     * header's slot, stamp and priority, where admission and the service
+     * read an UPDATE's. */
+    action take_own_entry() {
+        hdr.replay.replay.slot = hdr.entry.slot;
+        hdr.replay.replay.stamp = hdr.entry.stamp;
+        hdr.replay.replay.priority = hdr.entry.priority;
+    }
 
     action replay_vip_hit() {
         meta.is_request = 1;
@@ -106,7 +117,6 @@ control ReplayIngress(inout tna_headers_t hdr,
             }
             reply_address.apply(hdr.replay, meta, meta.out_port);
             reply_lengths.apply(hdr.replay, meta);
-            drop_entries.apply(hdr.replay.batch);   /* a refused UPDATE_BATCH's */
         } else if (hdr.loop.isValid() && hdr.loop.phase != 0) {
             /* The request's next phase: admitted already, back to the state. */
             meta.is_request = 1;
@@ -131,10 +141,8 @@ control ReplayIngress(inout tna_headers_t hdr,
             } else if (hdr.replay.arp.isValid()) {
                 arp.apply(hdr.replay, meta);
             } else if (meta.is_request == 1) {
-                if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.redraw == 1) {
-                    /* a copy back from its first loop: the UPDATE of its entry */
-                    pick.apply(hdr.replay, meta.copy_index);
-                    drop_entries.apply(hdr.replay.batch);
+                if (hdr.entry.isValid()) {
+                    take_own_entry();   /* a copy back from its first loop: the UPDATE of its entry */
                 }
                 replay.apply(hdr.replay, meta);
                 if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.status != STATUS_OK) {

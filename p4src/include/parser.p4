@@ -42,27 +42,33 @@
     }
 
 /* An UPDATE_BATCH's first min(count, MAX_UPDATE_BATCH) entries, one state
- * each (a fixed chain: no header-stack index), counted in `parsed`, so that
- * admission can tell a batch cut short in the frame. */
+ * each (a fixed chain: no header-stack index). `parsed` is set once on each
+ * path, after the last entry the batch needs (entries_<n>: n = count; the
+ * 16th entry's state: MAX_UPDATE_BATCH), never counted up along the chain (a
+ * Tofino parser ORs a second write into a field). A frame that ends before
+ * that leaves it 0 (metadata starts zeroed), so that admission can tell a
+ * batch cut short in the frame. */
 #define ENTRY_STATE(i, next) \
     state parse_entry_##i { \
         pkt.extract(entries.e##i); \
-        parsed = i + 1; \
         transition select(count) { \
-            next: accept; \
+            next: entries_##next; \
             default: parse_entry_##next; \
         } \
+    } \
+    state entries_##next { \
+        parsed = next; \
+        transition accept; \
     }
 #define LAST_ENTRY_STATE(i) \
     state parse_entry_##i { \
         pkt.extract(entries.e##i); \
-        parsed = i + 1; \
+        parsed = MAX_UPDATE_BATCH; \
         transition accept; \
     }
 
-parser EntriesParser(packet_in pkt, in bit<8> count, out batch_t entries, out bit<8> parsed) {
+parser EntriesParser(packet_in pkt, in bit<8> count, out batch_t entries, inout bit<8> parsed) {
     state start {
-        parsed = 0;
         transition select(count) {
             0: accept;
             default: parse_entry_0;
@@ -82,11 +88,10 @@ parser ReplayHeaderParser(packet_in pkt,
                           out replay_h replay,
                           out replay_payload_h payload,
                           out batch_t entries,
-                          out bit<8> parsed) {
+                          inout bit<8> parsed) {
     EntriesParser() entries_parser;
 
     state start {
-        parsed = 0;
         transition parse_ethernet;
     }
 

@@ -30,8 +30,10 @@
  * ingress pass that delivers the reply puts the addressing back in front.
  * An UPDATE_BATCH's entries (up to 16 x 12 = 192 bytes) ride unparsed through
  * the egress passes until the ingress pass after a copy's first loop, whose
- * parser reads them all (16 + 17 + 36 + 192 = 261 bytes deep), takes the
- * copy's own and drops them (include/batch.p4).
+ * parser skips past them all (16 + 17 + 36 + 192 = 261 bytes deep) and
+ * extracts the copy's own alone (tna/parser.p4, OwnEntryParser); the copy
+ * goes on without them. Only the first ingress pass extracts all of them,
+ * and only to emit them again: no table reads them.
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4
@@ -90,12 +92,16 @@ struct tail_t {
     udp_h      udp;
 }
 
-/* The TNA program's header stack: its own headers around the shared ones. */
+/* The TNA program's header stack: its own headers around the shared ones,
+ * and an UPDATE_BATCH copy's own entry, which the ingress parser extracts on
+ * the pass that picks it (tna/parser.p4, OwnEntryParser) and no deparser
+ * emits. */
 struct tna_headers_t {
     bridge_h  bridge;
     loop_h    loop;
     headers_t replay;
     tail_t    tail;
+    entry_h   entry;
 }
 
 #endif

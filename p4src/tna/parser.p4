@@ -18,13 +18,70 @@
 #ifndef REPLAY_TNA_PARSER_P4
 #define REPLAY_TNA_PARSER_P4
 
+/* A copy's own entry, on the ingress pass after its first loop (tna/bridge.p4
+ * has the layout): the batch's min(count, MAX_UPDATE_BATCH) entries lie
+ * between the replay header and the addressing. The copy's index (its rid,
+ * carried as copy_index) picks own_<i>, which skips the i entries before its
+ * own in one advance and extracts it into `entry`; after_<i> then ends at the
+ * batch's last entry or skips the next one (skip_<i + 1>), so that the parser
+ * stands at the addressing. Skipped entries are consumed: the copy goes on
+ * without them. `parsed` is set once on each path (entries_<n>, or after the
+ * 16th entry), as in EntriesParser (include/parser.p4), which admission
+ * checks again for the copy. One entry_h in the PHV, whichever the copy. */
+const bit<32> ENTRY_BITS = ENTRY_BYTES * 8;   /* what pkt.advance takes */
+
+#define OWN_ENTRY_CASE(i) i: own_##i;
+#define OWN_ENTRY_STATES(i, next) \
+    state own_##i { \
+        pkt.advance(i * ENTRY_BITS); \
+        pkt.extract(entry); \
+        transition after_##i; \
+    } \
+    state after_##i { \
+        transition select(count) { \
+            next: entries_##next; \
+            default: skip_##next; \
+        } \
+    } \
+    state skip_##next { \
+        pkt.advance(ENTRY_BITS); \
+        transition after_##next; \
+    } \
+    state entries_##next { \
+        parsed = next; \
+        transition accept; \
+    }
+#define LAST_OWN_ENTRY_STATES(i) \
+    state own_##i { \
+        pkt.advance(i * ENTRY_BITS); \
+        pkt.extract(entry); \
+        transition after_##i; \
+    } \
+    state after_##i { \
+        parsed = MAX_UPDATE_BATCH; \
+        transition accept; \
+    }
+
+parser OwnEntryParser(packet_in pkt, in bit<8> count, in bit<8> index,
+                      out entry_h entry, inout bit<8> parsed) {
+    state start {
+        transition select(index) {
+            FOR_EACH_ENTRY(OWN_ENTRY_CASE)
+            default: accept;   /* never: admission replicates at most 16 */
+        }
+    }
+
+    FOR_EACH_ENTRY_STEP(OWN_ENTRY_STATES)
+    FOR_LAST_ENTRY(LAST_OWN_ENTRY_STATES)
+}
+
 parser ReplayIngressParser(packet_in pkt,
                            out tna_headers_t hdr,
                            out metadata_t meta,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     ReplayHeaderParser() headers;
     AddressHeaderParser() address;
-    EntriesParser() entries;
+    OwnEntryParser() own_entry;
 
     /* The intrinsic metadata the shared controls read goes into meta here
      * too (but the request's port, orig_port: the reply's packet_in header
@@ -69,7 +126,8 @@ parser ReplayIngressParser(packet_in pkt,
     }
 
     state parse_loop_entries {
-        entries.apply(pkt, hdr.replay.replay.count, hdr.replay.batch, meta.entries_parsed);
+        own_entry.apply(pkt, hdr.replay.replay.count, hdr.loop.copy_index, hdr.entry,
+                        meta.entries_parsed);
         transition parse_tail;
     }
 
