@@ -8,9 +8,11 @@
  * `index` (the copy's rid) into the header's slot, stamp and priority, where
  * the rest of the service reads an UPDATE's: a table keyed on the index with
  * one constant entry per entry, so no header is addressed by a run-time
- * index. v1model picks in the copy's egress pass (the entries travel with
- * every copy); TNA in the ingress pass after the copy's first loop, whose
- * parser reaches entries the egress parser cannot (tna/arch.p4, PICK_*).
+ * index. v1model picks so, in the copy's egress pass (the entries travel
+ * with every copy). TNA does not use it: on the ingress pass after the
+ * copy's first loop its parser extracts the copy's own entry alone, by the
+ * copy's index (tna/parser.p4, OwnEntryParser), which one action takes
+ * (replay_tna.p4; tna/arch.p4, PICK_*).
  * Every copy's outcome is tallied (<arch>/batch_tally.p4), and the one that
  * completes the tally answers for the batch, if the request asked for an ACK.
  */

@@ -102,9 +102,7 @@ control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritte
             drop_entries.apply(hdr.batch);
             if (meta.batch_state == BATCH_LAST) {
                 meta.status = STATUS_OK;
-                meta.index = 0;
-                meta.slot = (bit<32>)meta.batch_counts[4:0];
-                meta.stamp = (bit<32>)meta.batch_counts[9:5];
+                meta.index = 0;   /* slot, stamp: the tally's counts (<arch>/batch_tally.p4) */
                 meta.priority = 0;
                 meta.size = 0;
                 meta.total = 0;

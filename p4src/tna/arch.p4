@@ -61,7 +61,8 @@ typedef bit<32> sum_t;
     bit<32> over3; \
     bit<32> path4; \
     bit<32> r4; \
-    bit<32> over4;
+    bit<32> over4; \
+    bit<8>  batch_done;    /* UPDATE_BATCH: its entries done, from the tally (tna/batch_tally.p4) */
 #define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)

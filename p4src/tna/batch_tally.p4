@@ -7,7 +7,8 @@
  * v1model: bits 14..10 entries done, 9..5 STALE, 4..0 applied. One
  * RegisterAction adds a copy's outcome (a cell tagged for another request
  * counts from zero) and returns the new counts; the copy whose `done` reaches
- * the batch's count answers. Copies finish in any order (each takes its
+ * the batch's count answers, with applied and STALE in meta.slot and
+ * meta.stamp. Copies finish in any order (each takes its
  * UPDATE's phases on its own), and whichever finishes last answers. A Tofino
  * stateful ALU on a pair cannot return a sum it does not store, so unlike
  * v1model the cell is not cleared when its batch completes: the next request
@@ -67,10 +68,26 @@ control BatchTally(in headers_t hdr, inout metadata_t meta) {
             tally_cell.get({hdr.replay.request_id[TALLY_BITS - 1:0]}))[15:0];
     }
 
+    /* The counts apart, each a whole field through the hash unit (a table
+     * passes one hash result): a move of a few bits into a wide field would
+     * cut it, and every field copied to or from it, at those bits
+     * (docs/hardware.md). done is compared with the whole count; applied and
+     * STALE are the ACK's slot and stamp (ReplyFields). */
+    Hash<bit<8>>(HashAlgorithm_t.IDENTITY) done_of;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) applied_of;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) stale_of;
+
+    action take_done() { meta.batch_done = done_of.get({meta.batch_counts[14:10]}); }
+    action take_applied() { meta.slot = applied_of.get({meta.batch_counts[4:0]}); }
+    action take_stale() { meta.stamp = stale_of.get({meta.batch_counts[9:5]}); }
+
     apply {
         batch_outcome.apply();
         count_entry();
-        if (meta.batch_counts[14:10] == hdr.replay.count[4:0]) {
+        take_done();
+        take_applied();
+        take_stale();
+        if (meta.batch_done == hdr.replay.count) {
             meta.batch_state = BATCH_LAST;
         }
     }

@@ -243,7 +243,10 @@ parser ReplayEgressParser(packet_in pkt,
 
 /* The IPv4 checksum of a header the switch rewrote, then the headers: on
  * LOOP_PORT loop_h and the replay header and payload (the addressing follows,
- * unparsed), elsewhere the addressing (the rest follows, unparsed). */
+ * unparsed), elsewhere the addressing (the rest follows, unparsed). Every
+ * header of the stack but an UPDATE_BATCH's entries, which the egress parser
+ * never extracts (they follow unparsed): a deparser that emitted them would
+ * hold them in the egress PHV. */
 control ReplayEgressDeparser(packet_out pkt,
                              inout tna_headers_t hdr,
                              in metadata_t meta,
@@ -255,7 +258,14 @@ control ReplayEgressDeparser(packet_out pkt,
             hdr.replay.ipv4.hdr_checksum = ipv4_checksum.update(IPV4_CHECKSUM_FIELDS(hdr.replay.ipv4));
         }
         pkt.emit(hdr.loop);
-        pkt.emit(hdr.replay);
+        pkt.emit(hdr.replay.packet_out);
+        pkt.emit(hdr.replay.packet_in);
+        pkt.emit(hdr.replay.ethernet);
+        pkt.emit(hdr.replay.arp);
+        pkt.emit(hdr.replay.ipv4);
+        pkt.emit(hdr.replay.udp);
+        pkt.emit(hdr.replay.replay);
+        pkt.emit(hdr.replay.payload);
     }
 }
 
