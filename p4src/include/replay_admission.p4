@@ -205,7 +205,10 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                    || op == OP_UPDATE_BATCH && meta.entries_parsed != hdr.replay.count
                       && meta.entries_parsed != MAX_UPDATE_BATCH) {
             meta.status = STATUS_TRUNCATED;
-        } else if (op >= OP_READ && op <= OP_SET_STATE && meta.from_cpu == 0) {
+        } else if ((op == OP_READ || op == OP_WRITE || op == OP_RESET || op == OP_GET_STATE
+                    || op == OP_SET_STATE) && meta.from_cpu == 0) {
+            /* a CPU-only op from a host, op by op: bf-p4c's gateway cannot
+             * lay out the overlapping slices of op that the range 4 .. 8 takes */
             meta.status = STATUS_DENIED;
         } else if (hdr.replay.table_id >= NUM_TABLES) {
             meta.status = STATUS_UNKNOWN_TABLE;
@@ -218,7 +221,8 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             }
             MARGIN(measure_limits();)
             if (meta.status == STATUS_OK && meta.enabled == 0
-                && (op <= OP_UPDATE || op == OP_UPDATE_BATCH)) {
+                && (op == OP_INSERT || op == OP_SAMPLE || op == OP_UPDATE
+                    || op == OP_UPDATE_BATCH)) {
                 meta.status = STATUS_DISABLED;
             } else if (meta.status == STATUS_OK && meta.from_cpu == 0
                        && ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
