@@ -245,36 +245,41 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                     if (!BELOW(hdr.replay.slot, meta.capacity, meta.slot_margin, 31)) {
                         meta.status = STATUS_BAD_SLOT;
                     }
-                } else if (op == OP_SAMPLE) {
-                    /* the table's default mode stands in for none */
-                    if (meta.mode == MODE_DEFAULT) {
-                        meta.mode = meta.default_mode;
-                    }
-                    if (hdr.replay.count == 0) {
-                        meta.status = STATUS_MALFORMED;
-                    } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
-                        meta.status = STATUS_BATCH_TOO_LARGE;
-                    } else if (meta.redraw == 0) {
-                        meta.replicate = 1;   /* a copy drawn again is one */
-                    }
-                } else if (op == OP_UPDATE_BATCH) {
-                    /* count > MAX_UPDATE_BATCH (16): at least 16 and not 16 */
-                    if (hdr.replay.count == 0) {
-                        meta.status = STATUS_MALFORMED;
-                    } else if (hdr.replay.count[7:4] != 0 && hdr.replay.count != MAX_UPDATE_BATCH) {
-                        meta.status = STATUS_BATCH_TOO_LARGE;
+                } else if (op == OP_SAMPLE || op == OP_UPDATE_BATCH) {
+                    if (op == OP_SAMPLE) {
+                        /* the table's default mode stands in for none */
+                        if (meta.mode == MODE_DEFAULT) {
+                            meta.mode = meta.default_mode;
+                        }
+                        if (hdr.replay.count == 0) {
+                            meta.status = STATUS_MALFORMED;
+                        } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
+                            meta.status = STATUS_BATCH_TOO_LARGE;
+                        } else if (meta.redraw == 0) {
+                            meta.replicate = 1;   /* a copy drawn again is one */
+                        }
                     } else {
-                        meta.replicate = 1;   /* one copy per entry */
+                        /* count > MAX_UPDATE_BATCH (16): at least 16 and not 16 */
+                        if (hdr.replay.count == 0) {
+                            meta.status = STATUS_MALFORMED;
+                        } else if (hdr.replay.count[7:4] != 0
+                                   && hdr.replay.count != MAX_UPDATE_BATCH) {
+                            meta.status = STATUS_BATCH_TOO_LARGE;
+                        } else {
+                            meta.replicate = 1;   /* one copy per entry */
+                        }
+                    }
+                    /* ---- 2. routing: SAMPLE n, UPDATE_BATCH of n: n replicas, in
+                     * this branch, so that it does not wait for the INSERT
+                     * limiter's */
+                    if (meta.replicate == 1) {
+                        meta.copies = hdr.replay.count - 1;
+                        if (sample_replication.apply().hit) {
+                            batch_replicas.apply();
+                        }
                     }
                 } else if (op == OP_RESET) {
                     meta.mcast_grp = RESET_GROUP;
-                }
-                /* ---- 2. routing: SAMPLE n, UPDATE_BATCH of n: n replicas */
-                if (meta.replicate == 1) {
-                    meta.copies = hdr.replay.count - 1;
-                    if (sample_replication.apply().hit) {
-                        batch_replicas.apply();
-                    }
                 }
             }
         }
