@@ -118,9 +118,13 @@ control ReplayIngress(inout tna_headers_t hdr,
             reply_address.apply(hdr.replay, meta, meta.out_port);
             reply_lengths.apply(hdr.replay, meta);
         } else if (hdr.loop.isValid() && hdr.loop.phase != 0) {
-            /* The request's next phase: admitted already, back to the state. */
+            /* The request's next phase: admitted already, back to the state;
+             * an UPDATE_BATCH entry to tally brings its outcome along. */
             meta.is_request = 1;
             meta.out_port = LOOP_PORT;
+            if (hdr.loop.phase == PHASE_TALLY) {
+                meta.status = hdr.replay.replay.status;
+            }
             to_loop.apply(hdr);
         } else if (hdr.replay.packet_out.isValid() && hdr.replay.packet_out.egress_port != 0) {
             /* Controller packet-out with an explicit port: send it there as is. */
@@ -244,10 +248,9 @@ control ReplayEgress(inout tna_headers_t hdr,
                 hdr.loop.has_payload = 0;
             }
             /* an UPDATE_BATCH's entries follow, unparsed, until a copy picks its
-             * own: in the copies' first pass (a batch refused whole loops
-             * without them) */
-            if (hdr.replay.replay.op == OP_UPDATE_BATCH && hdr.bridge.redraw == 0
-                && meta.status == STATUS_OK) {
+             * own: in the copies' first pass (a batch refused whole is not
+             * replicated, and loops without them) */
+            if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.is_replica == 1) {
                 hdr.loop.has_entries = 1;
             } else {
                 hdr.loop.has_entries = 0;

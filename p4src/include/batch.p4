@@ -15,6 +15,8 @@
  * (replay_tna.p4; tna/arch.p4, PICK_*).
  * Every copy's outcome is tallied (<arch>/batch_tally.p4), and the one that
  * completes the tally answers for the batch, if the request asked for an ACK.
+ * TNA tallies in a pass of its own after the entry's last (PHASE_TALLY,
+ * tna/phases.p4), with the entry's status carried in the header's.
  */
 #ifndef REPLAY_BATCH_P4
 #define REPLAY_BATCH_P4
@@ -23,6 +25,8 @@
 const bit<2> BATCH_NONE  = 0;   /* no entry: another op, or a batch refused whole */
 const bit<2> BATCH_ENTRY = 1;   /* an entry's last pass */
 const bit<2> BATCH_LAST  = 2;   /* ... the one that completed the batch's tally: it answers */
+const bit<2> BATCH_TALLY_NEXT = 3;   /* an entry's last pass, tallied in a pass of its own
+                                      * (TALLY_IN_OWN_PHASE): it goes round */
 
 /* Entry `index` into the header's slot, stamp and priority. */
 control BatchPick(inout headers_t hdr, in bit<8> index) {

@@ -177,6 +177,18 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
         meta.reset_base = meta.reset_base + RESET_FANOUT;
     }
 
+#if TALLY_IN_OWN_PHASE
+    /* An UPDATE_BATCH entry done, to be tallied in a pass of its own, where it
+     * is counted; that pass is no longer the entry's (BATCH_ENTRY_PASS). */
+    action tally_next() {
+        meta.verdict = EGRESS_AGAIN;
+        counted = 0;
+        meta.next_phase = PHASE_TALLY;
+        meta.copy_index = meta.index;
+        meta.redraw = 0;
+    }
+#endif
+
     action reply(bit<1> count) {
         meta.verdict = EGRESS_REPLY;
         counted = count;
@@ -203,10 +215,18 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
             hdr.replay.flags : ternary;
             meta.batch_state : ternary;
         }
-        actions = { draw_again; next_round; reply; drop; }
+        actions = {
+            draw_again; next_round; reply; drop;
+#if TALLY_IN_OWN_PHASE
+            tally_next;
+#endif
+        }
         const entries = {
             (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_LAST)  : reply(1);
             (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_ENTRY) : drop(1);
+#if TALLY_IN_OWN_PHASE
+            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_TALLY_NEXT) : tally_next();
+#endif
             (OP_SAMPLE, STATUS_OK, 0, _, _, _, _)   : draw_again();
             (OP_SAMPLE, _, _, 0, _, _, _)           : reply(1);
             (OP_SAMPLE, STATUS_OK, _, _, _, _, _)   : reply(0);
@@ -438,6 +458,11 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 sample_stats.apply(hdr, meta, unwritten);
             }
 #endif
+            else if (TALLY_PHASE) {
+                /* an UPDATE_BATCH entry's outcome (its status, carried) tallied */
+                meta.batch_state = BATCH_ENTRY;
+                tally.apply(hdr, meta);
+            }
             else {
                 TREE_IN_LATER_PHASES
             }
@@ -451,11 +476,16 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 sample_stats.apply(hdr, meta, unwritten);
             }
 #endif
-            /* an UPDATE_BATCH entry's outcome, in its last pass */
+            /* an UPDATE_BATCH entry's last pass: its outcome tallied, if the
+             * request asked for an ACK (here, or in a pass of its own) */
             if (op == OP_UPDATE_BATCH && BATCH_ENTRY_PASS && !MORE_PHASES) {
                 meta.batch_state = BATCH_ENTRY;
                 if ((hdr.replay.flags & FLAG_ACK) != 0) {
+#if TALLY_IN_OWN_PHASE
+                    meta.batch_state = BATCH_TALLY_NEXT;
+#else
                     tally.apply(hdr, meta);
+#endif
                 }
             }
 
@@ -470,6 +500,8 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
                     CARRY_TO_NEXT_PHASE
+                } else if (meta.batch_state == BATCH_TALLY_NEXT) {
+                    hdr.replay.status = meta.status;   /* the entry's outcome, to tally */
                 }
 #if EGRESS_ADDRESSES_REPLIES
                 if (meta.addressed == 1) {

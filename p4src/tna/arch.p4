@@ -114,6 +114,13 @@ typedef bit<32> sum_t;
 #define BATCH_PICK_PASS (hdr.replay.op == OP_UPDATE_BATCH && meta.is_replica == 1)
 #define BATCH_ENTRY_PASS (meta.redraw == 1)
 #define BATCH_ENTRY_ADMITTED (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 1)
+/* An entry's outcome is tallied (tna/batch_tally.p4) in a pass of its own
+ * after its last, PHASE_TALLY, with its status carried in the header's
+ * (ingress restores it): at the start of a pass the tally's chain of steps
+ * (outcome, cell, counts, comparison) shares the stages of the others'
+ * branches, where after an entry's state it would follow them. */
+#define TALLY_IN_OWN_PHASE 1
+#define TALLY_PHASE (meta.phase == PHASE_TALLY)
 
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */

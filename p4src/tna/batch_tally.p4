@@ -8,8 +8,10 @@
  * RegisterAction adds a copy's outcome (a cell tagged for another request
  * counts from zero) and returns the new counts; the copy whose `done` reaches
  * the batch's count answers, with applied and STALE in meta.slot and
- * meta.stamp. Copies finish in any order (each takes its
- * UPDATE's phases on its own), and whichever finishes last answers. A Tofino
+ * meta.stamp. The tally has a pass of its own, PHASE_TALLY, after the
+ * entry's last (tna/arch.p4, TALLY_IN_OWN_PHASE): the entry's status comes
+ * with it. Copies finish in any order (each takes its UPDATE's phases on its
+ * own), and whichever is tallied last answers. A Tofino
  * stateful ALU on a pair cannot return a sum it does not store, so unlike
  * v1model the cell is not cleared when its batch completes: the next request
  * on the cell, with another tag, starts it afresh (request ids start at a

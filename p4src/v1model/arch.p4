@@ -67,8 +67,11 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define PICK_IN_EGRESS 1
 #define BATCH_PICK_PASS false
 #define BATCH_ENTRY_PASS (meta.is_replica == 1)
-/* ... so ingress admits a batch whole and checks its entries' slots nowhere. */
+/* ... so ingress admits a batch whole and checks its entries' slots nowhere;
+ * the entry's outcome is tallied in that pass too. */
 #define BATCH_ENTRY_ADMITTED false
+#define TALLY_IN_OWN_PHASE 0
+#define TALLY_PHASE false
 
 /* A copy's reply index is its replication id. */
 #define REPLY_INDEX_CELL
