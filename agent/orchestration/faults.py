@@ -7,8 +7,9 @@ fault options), and the figures of how the run rode through them.
   --restart-switch-at T  T seconds into training the switch is killed (SIGKILL),
                          stays down --switch-down seconds, is started again,
                          redeployed with the table disabled, restored from the
-                         newest snapshot and enabled (not before a snapshot holds
-                         experiences: a restore of nothing would test nothing)
+                         newest snapshot and enabled (not before the Learner is
+                         stepping and a snapshot holds experiences: the crash
+                         comes mid-training and its restore is not of nothing)
   --kill-learner-at T    the trainer (the Learner) is killed once it is T seconds
                          in and has written a checkpoint; the launcher resumes it
                          from that checkpoint (its actors stop with it and
@@ -143,7 +144,7 @@ class FaultInjector(threading.Thread):
                 self._snapshot()
                 due["snapshot"] = self.elapsed() + self.every
             ready = {"restart": self.snapper is not None and self.snapper.last is not None
-                     and self.snapper.last.slots > 0,
+                     and self.snapper.last.slots > 0 and self._learner_stepping(),
                      "learner": (self.run_dir / "checkpoint.pt").exists(), "actor": True}
             for name, action in actions.items():
                 at = due[name]
@@ -153,6 +154,11 @@ class FaultInjector(threading.Thread):
                         action()
                     except Exception as exc:  # a fault not injected or not recovered from
                         self._fail(name, exc)
+
+    def _learner_stepping(self) -> bool:
+        """Whether the trainer has logged a learner step (a row of its metrics.csv)."""
+        path = self.run_dir / "metrics.csv"
+        return path.exists() and len(path.read_text().splitlines()) > 1
 
     def _channel(self) -> InbandChannel:
         assert self.bed.session is not None

@@ -62,6 +62,11 @@ STARTED = "Ray runtime started"
 # WORKER_NICENESS (Ray's nice() increment) and so run the roles at niceness 0,
 # competing with the switch as plain processes do.
 NODE_NICENESS = -10
+# The node's agents listen on fixed ports (each node has its own namespace): a
+# raylet told its agents' ports starts without waiting for them to write their
+# port files, a wait a busy machine can make it lose.
+AGENT_PORTS = {"--metrics-export-port": 58080, "--dashboard-agent-listen-port": 58081,
+               "--dashboard-agent-grpc-port": 58082, "--runtime-env-agent-port": 58083}
 WORKER_NICENESS = -NODE_NICENESS
 
 
@@ -170,6 +175,7 @@ class RayCluster(BedLifecycle):
                "--resources", json.dumps({resource(node.host): 1}),
                "--object-store-memory", str(OBJECT_STORE_BYTES),
                "--temp-dir", str(self.temp_dir / node.host), "--disable-usage-stats"]
+        cmd += [str(a) for item in AGENT_PORTS.items() for a in item]
         if node.head:
             cmd += ["--head", "--port", str(HEAD_PORT), "--include-dashboard", "false"]
         else:

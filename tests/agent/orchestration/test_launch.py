@@ -357,8 +357,8 @@ def _assert_switch_recovered(proc: subprocess.CompletedProcess, run_dir: Path) -
 
 
 def _switch_crash(kind: str) -> list[str]:
-    # 15 s in, the Learner is stepping. It evaluates (and so can stop, solved) only
-    # every 5,000 steps, at least 20 s in on either switch: the crash always comes
+    # 15 s in, or once the Learner is stepping (faults.py waits for it). It evaluates
+    # (and so can stop, solved) only every 5,000 steps: the crash always comes
     # mid-training, and no evaluation (which is not a stall) can hide the outage.
     # (At 30 s a long evaluation hid it, CI stop 22; with the default 500 steps a
     # run once solved at 6 s, before a crash at 15 s.)
