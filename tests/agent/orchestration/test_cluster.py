@@ -244,6 +244,7 @@ def test_run_solves_when_an_actors_ray_node_is_killed(
 
 @pytest.mark.netns
 @pytest.mark.ray
+@pytest.mark.slow
 @pytest.mark.long
 @pytest.mark.bmv2
 def test_run_solves_when_an_actors_ray_node_is_killed_on_bmv2(tmp_path: Path) -> None:

@@ -378,6 +378,7 @@ def test_switch_crash_mid_run_is_recovered_and_training_solves(
 
 
 @pytest.mark.netns
+@pytest.mark.slow
 @pytest.mark.long
 @pytest.mark.bmv2
 def test_switch_crash_mid_run_is_recovered_and_training_solves_on_bmv2(tmp_path: Path) -> None:
@@ -425,6 +426,7 @@ def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
 
 
 @pytest.mark.netns
+@pytest.mark.slow
 @pytest.mark.long
 @pytest.mark.bmv2
 def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor_on_bmv2(
