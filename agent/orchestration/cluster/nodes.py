@@ -62,12 +62,12 @@ STARTED = "Ray runtime started"
 # WORKER_NICENESS (Ray's nice() increment) and so run the roles at niceness 0,
 # competing with the switch as plain processes do.
 NODE_NICENESS = -10
+WORKER_NICENESS = -NODE_NICENESS
 # The node's agents listen on fixed ports (each node has its own namespace): a
 # raylet told its agents' ports starts without waiting for them to write their
 # port files, a wait a busy machine can make it lose.
 AGENT_PORTS = {"--metrics-export-port": 58080, "--dashboard-agent-listen-port": 58081,
                "--dashboard-agent-grpc-port": 58082, "--runtime-env-agent-port": 58083}
-WORKER_NICENESS = -NODE_NICENESS
 
 
 class RayStartError(RuntimeError):
