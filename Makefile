@@ -10,7 +10,7 @@
 #                (CLUSTER=ray: Actors scaling from 1 to 32 over Ray nodes)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all), then the
-#                long tests: whole training runs through faults on bmv2 (pytest -m long)
+#                long tests: whole training runs through faults, to the solve (pytest -m long)
 #   make clean   remove build leftovers, caches and run outputs
 
 PYTHON ?= python3.11
