@@ -48,6 +48,20 @@ SKIPPED = {
     "tna_mirror_2": "mirroring: the replay program uses none",
     "tna_pvs_fixed": "parser value sets: the replay program uses none",
     "tna_emit_extern": "the Mirror and Resubmit externs: the replay program uses none",
+    "tna_register_action_2": "DirectRegister (executed outside a table): the replay program "
+                             "uses none",
+    "tna_simple_switch": "header stacks and the parser's Checksum.verify (whose value "
+                         "P4Testgen leaves unknown): the replay program uses neither",
+}
+# tests of the corpus where P4Testgen's expectation is not Tofino's as the TNA document
+# defines it; the model is held to the document there (test_testgen.py expects these
+# to fail, and test_basics.py checks the same paths against the document)
+DISAGREEMENTS = {
+    f"tna_basics/test_{n:03d}": "P4Testgen's egress parser: its pkt.lookahead reads bits "
+    "that are not the ingress deparser's (the trace's lookahead result is not the emitted "
+    "Ethernet header), so it parses a test header the packet does not carry "
+    "(test_basics.py: a table forwards a frame unchanged)"
+    for n in (2, 3, 4)
 }
 
 
