@@ -64,6 +64,11 @@ control ReplayIngress(inout tna_headers_t hdr,
     ReplyLengths() reply_lengths;
     ToLoopLayout() to_loop;
 
+    /* Frames the ingress parser ran out of, per port. Reading parser_err is
+     * also what keeps them: a Tofino drops a frame cut short unless ingress
+     * reads it, and admission answers it TRUNCATED, as on v1model. */
+    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) cut_short;
+
     action replay_vip_hit() {
         meta.is_request = 1;
     }
@@ -79,6 +84,9 @@ control ReplayIngress(inout tna_headers_t hdr,
     /* The intrinsic metadata, and loop_h's fields, are in meta already: the
      * ingress parser copies them (ReplayIngressParser), which takes no stage. */
     apply {
+        if (ig_prsr_md.parser_err != 0) {
+            cut_short.count(ig_intr_md.ingress_port);
+        }
         if (hdr.loop.isValid()) {
             meta.orig_port = hdr.loop.orig_port[8:0];
         } else {
@@ -143,7 +151,14 @@ control ReplayIngress(inout tna_headers_t hdr,
             hdr.bridge.is_replica = 0;
         }
 
-        /* Admission's decisions, for egress. */
+        /* Admission's decisions, for egress, and whether a payload follows the
+         * replay header (an INSERT's or WRITE's, or a record read in an earlier
+         * pass): the egress parser reads it by this, not by the op. */
+        if (hdr.replay.payload.isValid()) {
+            hdr.bridge.has_payload = 1;
+        } else {
+            hdr.bridge.has_payload = 0;
+        }
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;

@@ -13,7 +13,7 @@
  *
  * Byte layouts (padding fields make each header whole bytes):
  *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority,
- *             redraw) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
+ *             redraw, has_payload) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
  *             1 B phase | 1 B redraws | 4 B capacity | 4 B min_size |
  *             4 B reset_base                                          = 20 B
  *   loop_h    1 B each has_payload, redraw, verdict, from_cpu (each in
@@ -38,6 +38,7 @@ header bridge_h {
     bit<1>  from_cpu;
     bit<1>  has_priority;
     bit<1>  redraw;          /* a SAMPLE reply drawn again: reply copy_index */
+    bit<1>  has_payload;     /* replay_h is followed by a replay_payload_h */
     bit<16> orig_port;       /* a 9-bit port, in a container of its own */
     bit<8>  status;
     bit<8>  mode;

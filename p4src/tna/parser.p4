@@ -110,7 +110,6 @@ parser ReplayEgressParser(packet_in pkt,
                           out tna_headers_t hdr,
                           out metadata_t meta,
                           out egress_intrinsic_metadata_t eg_intr_md) {
-    ReplayBodyParser() body;
     AddressHeaderParser() address;
 
     state start {
@@ -151,11 +150,16 @@ parser ReplayEgressParser(packet_in pkt,
         hdr.loop.pad1 = 0;
         hdr.loop.pad2 = 0;
         hdr.loop.pad3 = 0;
-        transition parse_body;
+        pkt.extract(hdr.replay.replay);
+        transition select(hdr.bridge.has_payload) {
+            1: parse_request_payload;
+            default: accept;
+        }
     }
 
-    state parse_body {
-        body.apply(pkt, hdr.replay.replay, hdr.replay.payload);
+    /* The payload of an INSERT or WRITE, or the record an earlier pass read. */
+    state parse_request_payload {
+        pkt.extract(hdr.replay.payload);
         transition accept;
     }
 

@@ -1,5 +1,7 @@
 """Fixtures for packet-level tests of the replay program, run unchanged on
-every switch present: the Python switch always, bmv2 where installed."""
+every switch present: the Python switch always, bmv2 where installed, and in the
+modules that say ``ON_TNA = True`` (the replay program's packet suite) also the
+TNA program on the Python switch's TNA model."""
 
 from __future__ import annotations
 
@@ -9,8 +11,17 @@ from controller import config
 from tests import needs
 from tests.dataplane.packets import CONFIG, PacketTestbed
 
+KINDS = ["python", "bmv2"]
 
-@pytest.fixture(scope="module", params=["python", "bmv2"])
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`dp` (and `clean`, which takes it) once per switch kind, per module."""
+    if "dp" in metafunc.fixturenames:
+        kinds = KINDS + (["tna"] if getattr(metafunc.module, "ON_TNA", False) else [])
+        metafunc.parametrize("dp", kinds, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
 def dp(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """A started testbed: raw-frame hosts h1..h3 around the switch under test."""
     kind = request.param
