@@ -250,7 +250,7 @@ def ray_installed() -> None:
 @pytest.mark.netns
 @pytest.mark.ray
 @pytest.mark.slow
-@pytest.mark.background(_node_killed("python", BOUNDED))
+@pytest.mark.background(_node_killed("python", BOUNDED), group="ray")
 def test_an_actor_whose_ray_node_is_killed_is_restarted_on_it(
         ray_installed: None, background_run: BackgroundRun) -> None:
     """make run CLUSTER=ray on the Python switch: actor 0's Ray node is killed 10 s in and
@@ -284,7 +284,7 @@ def _node_lost() -> list[str]:
 @pytest.mark.netns
 @pytest.mark.ray
 @pytest.mark.slow
-@pytest.mark.background(_node_lost())
+@pytest.mark.background(_node_lost(), group="ray")
 def test_run_goes_on_without_an_actor_whose_node_stays_down(
         ray_installed: None, background_run: BackgroundRun) -> None:
     """actor 0's node is killed and does not come back: the Actor is counted out after
