@@ -48,7 +48,7 @@ MGMT_IFACE = "mgmt0"             # the management interface's name in each host 
 BRIDGE = "br0"
 HEAD_PORT = 6379                 # the GCS port, on the head's management address
 NODE_START_TIMEOUT = 90.0        # seconds a `ray start` gets to print that it is up
-NODE_START_ATTEMPTS = 3
+NODE_START_ATTEMPTS = 5          # a loaded machine can miss Ray's 30 s registration often
 NODE_STOP_GRACE = 5.0
 OBJECT_STORE_BYTES = 100 * 2**20
 # The GCS declares a node dead after 3 missed 1 s health checks (Ray's default is
