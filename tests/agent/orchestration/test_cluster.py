@@ -193,15 +193,15 @@ def _node_killed(kind: str, budget: list[str]) -> list[str]:
     # 3 s and back (a new `ray start` in its namespace) well before the run can solve.
     # On a busy machine Ray can take two minutes to restart the Actor on the new node
     # (the node's death detected, the node back, a worker started): the run waits up
-    # to 300 s for it.
+    # to 240 s for it.
     return ["--cluster", "ray", "--switch", kind, "--actors", "2",
-            "--kill-actor-node-at", "10", "--node-down", "3", "--restart-wait", "300",
+            "--kill-actor-node-at", "10", "--node-down", "3", "--restart-wait", "240",
             *budget]
 
 
 SOLVE = ["--max-seconds", "800"]
 # In the suite the run checks the restart, not the solve (make soak runs that one).
-BOUNDED = ["--max-seconds", "420"]
+BOUNDED = ["--max-seconds", "300"]
 
 
 def _fault_lines(out: str) -> str:
@@ -256,7 +256,7 @@ def ray_installed() -> None:
 def test_an_actor_whose_ray_node_is_killed_is_restarted_on_it(
         ray_installed: None, background_run: BackgroundRun) -> None:
     """make run CLUSTER=ray on the Python switch: actor 0's Ray node is killed 10 s in and
-    comes back; Ray restarts the Actor there and it acts on until the end (420 s)."""
+    comes back; Ray restarts the Actor there and it acts on until the end (300 s)."""
     _assert_rode_through_a_node_death(background_run.finish(), background_run.run_dir,
                                       solve=False)
 
