@@ -65,7 +65,8 @@ NODE_NICENESS = -10
 WORKER_NICENESS = -NODE_NICENESS
 # The node's agents listen on fixed ports (each node has its own namespace): a
 # raylet told its agents' ports starts without waiting for them to write their
-# port files, a wait a busy machine can make it lose.
+# port files, a wait a busy machine can make it lose (ray_start passes the raylet
+# the one port `ray start` leaves out).
 AGENT_PORTS = {"--metrics-export-port": 58080, "--dashboard-agent-listen-port": 58081,
                "--dashboard-agent-grpc-port": 58082, "--runtime-env-agent-port": 58083}
 
@@ -170,7 +171,7 @@ class RayCluster(BedLifecycle):
 
     def command(self, node: RayNode) -> list[str]:
         """`ray start --block` for `node`, run inside its namespace."""
-        cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--block",
+        cmd = [sys.executable, "-m", "agent.orchestration.cluster.ray_start", "start", "--block",
                "--node-ip-address", node.ip, "--num-cpus", str(self.num_cpus),
                "--resources", json.dumps({resource(node.host): 1}),
                "--object-store-memory", str(OBJECT_STORE_BYTES),

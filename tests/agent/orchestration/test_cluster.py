@@ -31,6 +31,7 @@ from controller.config import DEFAULT_CONFIG
 from tests import needs
 from tests.background import BackgroundRun
 
+AGENT_DELAY_S = 25            # past the raylet's 15 s wait for the agent's port file
 RAY_NODES = [
     {"NodeID": "a" * 56, "Alive": True, "NodeManagerAddress": "198.19.250.1",
      "Resources": {"CPU": 1.0, "host:learner": 1.0}},
@@ -146,7 +147,7 @@ def _drivers_left(bed) -> list[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"agent.orchestration" in cmdline:
+        if b"agent.orchestration.launch" in cmdline or b"cluster.driver" in cmdline:
             left.append(pid)
     return left
 
@@ -184,6 +185,31 @@ def test_a_node_without_a_route_to_the_switch_is_one_line_and_exit_2(
                      "host actor1 to the switch's replay address 198.18.0.100 (Network is "
                      "unreachable)"]
     assert not _drivers_left(bed)
+
+
+SLOW_AGENT = f"""import sys, time
+if sys.argv[0].endswith("dashboard/agent.py"):
+    time.sleep({AGENT_DELAY_S})
+"""
+
+
+@pytest.mark.netns
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_node_comes_back_when_its_dashboard_agent_starts_slowly(
+        partial_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine's dashboard agent can take longer than the 15 s a raylet waits
+    for its port file; told the port (ray_start), the raylet does not wait, and the
+    killed node comes back at its first start."""
+    _, cluster = partial_cluster
+    (tmp_path / "sitecustomize.py").write_text(SLOW_AGENT)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))   # node_env keeps it, after the repo
+    node = cluster.nodes["actor1"]
+    cluster.kill("actor1")
+    starts = node.starts
+    cluster.start_node("actor1")
+    assert node.starts == starts + 1, node.log.read_text()[-3000:]
+    assert node.alive()
 
 
 # --- whole runs: make run CLUSTER=ray --------------------------------------------------------
