@@ -12,7 +12,7 @@
 #                actors 1, 2, 4 and seeds 1-3 through SWITCH (BENCH_ARGS to narrow it)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all), then the
-#                long tests: whole training runs through faults on bmv2 (pytest -m long)
+#                long tests: whole training runs through faults, to the solve (pytest -m long)
 #   make clean   remove build leftovers, caches and run outputs
 
 PYTHON ?= python3.11

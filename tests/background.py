@@ -2,8 +2,10 @@
 `@pytest.mark.background(ARGS)` names a launcher run (`python -m
 agent.orchestration.launch ARGS --run-dir ...`); tests/conftest.py puts such tests
 last and starts their runs once the other slow tests are done, so that each run
-goes on while the light tests run; the test gets it finished from the
-`background_run` fixture and checks it as it would a run of its own."""
+goes on while the light tests run (`background(ARGS, group=NAME)`: runs of one group
+one at a time, as two Ray clusters at once are too much for a small machine); the test
+gets it finished from the `background_run` fixture and checks it as it would a run of
+its own."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ class BackgroundRun:
     """One launcher run in a subprocess, its output in files in `directory`."""
 
     args: list[str]
+    group: str | None = None      # runs of one group go one at a time (tests/conftest.py)
     directory: Path | None = None
     proc: subprocess.Popen | None = None
     result: subprocess.CompletedProcess | None = None
@@ -34,6 +37,10 @@ class BackgroundRun:
     def run_dir(self) -> Path:
         assert self.directory is not None
         return self.directory / "run"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
         """Start the run (once; not where namespaces cannot be made: the test skips)."""

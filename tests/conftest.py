@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         marker = item.get_closest_marker("background")
         if marker is not None:
-            runs[item.nodeid] = BackgroundRun(list(marker.args[0]))
+            runs[item.nodeid] = BackgroundRun(list(marker.args[0]), marker.kwargs.get("group"))
             last.append(item)
         else:
             (first if item.get_closest_marker("slow") else light).append(item)
@@ -42,10 +42,13 @@ def _background_runs(request: pytest.FixtureRequest,
 
 @pytest.hookimpl(trylast=True)  # after the item's fixtures are set up
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """The first light test starts the background runs: the other slow ones are done."""
+    """The first light test starts the background runs: the other slow ones are done. Runs
+    of one group go one at a time (a later light test starts the next)."""
     if not item.get_closest_marker("slow"):
-        for run in item.config.stash.get(RUNS, {}).values():
-            run.start()
+        runs = list(item.config.stash.get(RUNS, {}).values())
+        for run in runs:
+            if run.group is None or not any(o.running for o in runs if o.group == run.group):
+                run.start()
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ fault options), and the figures of how the run rode through them.
   --restart-switch-at T  T seconds into training the switch is killed (SIGKILL),
                          stays down --switch-down seconds, is started again,
                          redeployed with the table disabled, restored from the
-                         newest snapshot and enabled (not before a snapshot holds
-                         experiences: a restore of nothing would test nothing)
+                         newest snapshot and enabled (not before the Learner is
+                         stepping and a snapshot holds experiences: the crash
+                         comes mid-training and its restore is not of nothing)
   --kill-learner-at T    the trainer (the Learner) is killed once it is T seconds
                          in and has written a checkpoint; the launcher resumes it
                          from that checkpoint (its actors stop with it and
@@ -135,24 +136,35 @@ class FaultInjector(threading.Thread):
             if self.halt.wait(TICK):
                 return
         self.t0 = time.monotonic()
-        actions = {"restart": self._restart_switch, "learner": self._kill_learner,
-                   "actor": self._kill_actor}
+        # each fault: (whether it can be injected now, asked only once it is due; the action)
+        actions = {"restart": (self._restart_ready, self._restart_switch),
+                   "learner": (lambda: (self.run_dir / "checkpoint.pt").exists(),
+                               self._kill_learner),
+                   "actor": (lambda: True, self._kill_actor)}
         while not self.halt.wait(TICK):
             now = self.elapsed()
             if due["snapshot"] is not None and now >= due["snapshot"]:
                 self._snapshot()
                 due["snapshot"] = self.elapsed() + self.every
-            ready = {"restart": self.snapper is not None and self.snapper.last is not None
-                     and self.snapper.last.slots > 0,
-                     "learner": (self.run_dir / "checkpoint.pt").exists(), "actor": True}
-            for name, action in actions.items():
+            for name, (ready, action) in actions.items():
                 at = due[name]
-                if at is not None and now >= at and ready[name]:
+                if at is not None and now >= at and ready():
                     due[name] = None
                     try:
                         action()
                     except Exception as exc:  # a fault not injected or not recovered from
                         self._fail(name, exc)
+
+    def _restart_ready(self) -> bool:
+        """A snapshot holds experiences and the trainer has logged a learner step (its
+        metrics.csv has a row below the header)."""
+        if self.snapper is None or self.snapper.last is None or self.snapper.last.slots == 0:
+            return False
+        try:
+            with (self.run_dir / "metrics.csv").open() as f:
+                return bool(f.readline()) and bool(f.readline())
+        except FileNotFoundError:
+            return False
 
     def _channel(self) -> InbandChannel:
         assert self.bed.session is not None

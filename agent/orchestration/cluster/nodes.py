@@ -48,7 +48,7 @@ MGMT_IFACE = "mgmt0"             # the management interface's name in each host 
 BRIDGE = "br0"
 HEAD_PORT = 6379                 # the GCS port, on the head's management address
 NODE_START_TIMEOUT = 90.0        # seconds a `ray start` gets to print that it is up
-NODE_START_ATTEMPTS = 3
+NODE_START_ATTEMPTS = 5          # a loaded machine can miss Ray's 30 s registration often
 NODE_STOP_GRACE = 5.0
 OBJECT_STORE_BYTES = 100 * 2**20
 # The GCS declares a node dead after 3 missed 1 s health checks (Ray's default is
@@ -63,6 +63,12 @@ STARTED = "Ray runtime started"
 # competing with the switch as plain processes do.
 NODE_NICENESS = -10
 WORKER_NICENESS = -NODE_NICENESS
+# The node's agents listen on fixed ports (each node has its own namespace): a
+# raylet told its agents' ports starts without waiting for them to write their
+# port files, a wait a busy machine can make it lose (ray_start passes the raylet
+# the one port `ray start` leaves out).
+AGENT_PORTS = {"--metrics-export-port": 58080, "--dashboard-agent-listen-port": 58081,
+               "--dashboard-agent-grpc-port": 58082, "--runtime-env-agent-port": 58083}
 
 
 class RayStartError(RuntimeError):
@@ -165,11 +171,12 @@ class RayCluster(BedLifecycle):
 
     def command(self, node: RayNode) -> list[str]:
         """`ray start --block` for `node`, run inside its namespace."""
-        cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--block",
+        cmd = [sys.executable, "-m", "agent.orchestration.cluster.ray_start", "start", "--block",
                "--node-ip-address", node.ip, "--num-cpus", str(self.num_cpus),
                "--resources", json.dumps({resource(node.host): 1}),
                "--object-store-memory", str(OBJECT_STORE_BYTES),
                "--temp-dir", str(self.temp_dir / node.host), "--disable-usage-stats"]
+        cmd += [str(a) for item in AGENT_PORTS.items() for a in item]
         if node.head:
             cmd += ["--head", "--port", str(HEAD_PORT), "--include-dashboard", "false"]
         else:

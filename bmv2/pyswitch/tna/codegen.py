@@ -48,6 +48,7 @@ Binding = Obj | Param | Const | Named
 
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "Shl": "<<", "BAnd": "&", "BOr": "|",
            "BXor": "^"}
+PORT_METADATA_BITS = 64     # Tofino 1's PORT_METADATA_SIZE
 _RELATION = {"Equ": "==", "Neq": "!=", "Lss": "<", "Leq": "<=", "Grt": ">", "Geq": ">="}
 
 
@@ -467,7 +468,41 @@ class CodeGen:
         if k in ("InvalidHeader", "Invalid") and isinstance(dst, Header):
             out.add(f"F[{dst.valid}] = 0")
             return
+        if (k == "MethodCallExpression" and isinstance(dst, Struct)
+                and kind(value["method"]) == "PathExpression"
+                and path_name(value["method"]) == "port_metadata_unpack"):
+            self._port_metadata_unpack(dst, out)
+            return
         raise unsupported(f"assignment of {k} to a header or struct", value)
+
+    def _port_metadata_unpack(self, dst: Struct, out: Lines) -> None:
+        """``T port_metadata_unpack<T>(pkt)``: T from the leading bits of the port
+        metadata the ingress parser is at (PORT_METADATA_SIZE: 64 bits on Tofino 1),
+        which the parser then skips."""
+        leaves: list[Scalar] = []
+
+        def collect(obj: Obj) -> None:
+            if isinstance(obj, Scalar):
+                leaves.append(obj)
+            elif isinstance(obj, Struct):
+                for m in obj.members.values():
+                    collect(m)
+            else:
+                raise unsupported("port_metadata_unpack of a struct holding a header")
+        collect(dst)
+        width = sum(leaf.width for leaf in leaves)
+        if width > PORT_METADATA_BITS:
+            raise unsupported(f"port metadata of {width} bits")
+        v = out.tmp("pm")
+        nb = PORT_METADATA_BITS // 8
+        out.add(f"if pk.pos + {nb} > pk.end:")
+        out.add("    raise _TooShort")
+        out.add(f"{v} = int.from_bytes(pk.data[pk.pos:pk.pos + {nb}], 'big')")
+        out.add(f"pk.pos += {nb}")
+        shift = PORT_METADATA_BITS
+        for leaf in leaves:
+            shift -= leaf.width
+            self.set(leaf.slot, f"({v} >> {shift}) & {leaf.mask}", out)
 
     def _switch(self, s: Node, scope: Scope, out: Lines) -> None:
         subject = s["expression"]

@@ -84,7 +84,10 @@ def make_hash_fn(algorithm: str, width: int, where: str):
         crc = _Crc(cw, poly, init, xorout, reflected)
 
         def crc_fn(value: int, nbits: int) -> int:
-            return crc(value.to_bytes((nbits + 7) // 8, "big")) & mask
+            # A CRC narrower than the output repeats across it (bf-p4c extends the
+            # standard CRCs: output bit i is CRC bit i mod the CRC's width).
+            return (crc(value.to_bytes((nbits + 7) // 8, "big")) * repeat) & mask
+        repeat = sum(1 << shift for shift in range(0, width, cw))
         return crc_fn
     if algorithm.startswith("XOR"):
         chunk = int(algorithm[3:])

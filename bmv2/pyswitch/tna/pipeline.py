@@ -7,7 +7,9 @@ port metadata; the ingress deparser's bytes, followed by what the parser did
 not read, go to the traffic manager. There:
 
 - ``ig_intr_md_for_dprsr.drop_ctl`` bit 0 drops the packet;
-- ``ucast_egress_port``, when ingress wrote it, sends one copy (rid 0);
+- ``ucast_egress_port``, when ingress wrote it, sends one copy (rid 0), except
+  to port 511, which is no port of the device: that copy is dropped (P4Testgen's
+  Tofino target drops it the same, ``DROP_CONSTANT``);
 - ``mcast_grp_a`` and ``mcast_grp_b``, when not 0, send one copy per replica of
   the PRE's group (port, rid); ``copy_to_cpu`` one more to the CPU port;
 - a packet with no destination is dropped.
@@ -43,6 +45,7 @@ EG_PRSR = "egress_intrinsic_metadata_from_parser_t"
 EG_DPRSR = "egress_intrinsic_metadata_for_deparser_t"
 PORT_METADATA = bytes(8)        # Tofino 1: PORT_METADATA_SIZE is 64 bits
 LOOP_PORTS = (68,)              # pipe 0's recirculation port (Tofino 1)
+NULL_PORT = 511                 # a unicast to it is dropped
 _M48 = (1 << 48) - 1
 
 
@@ -138,7 +141,7 @@ class TnaEngine(PacketRunner):
             self.stats.dropped += 1
             return
         dests: list[tuple[int, int]] = []
-        if F[ig.ucast_written]:
+        if F[ig.ucast_written] and F[self.s_ucast] != NULL_PORT:
             dests.append((F[self.s_ucast], 0))
         for s in (self.s_grp_a, self.s_grp_b):
             if s >= 0 and F[s]:

@@ -282,6 +282,8 @@ class ProgramCompiler(TableCompiler, ParserCompiler):
                     scope.bind(name_of(o), Const(int(const_value(init))))
             elif k == "P4Action":
                 scope.bind(name_of(o), self._action_binding(o, None))
+            elif k == "Declaration_Instance" and _extern_type(o, self.types)[0] == "Register":
+                scope.bind(name_of(o), self._register(o, name_of(o)))
         scope.bind("verify", Named("builtin", None, "verify"))
         return scope
 
@@ -355,25 +357,8 @@ class ProgramCompiler(TableCompiler, ParserCompiler):
         label = control_plane_name(d, f"{prefix}.{name_of(d)}")
         ident = self._id(ext[:2].upper())
         if ext == "Register":
-            t = self.types.resolve(targs[0])
-            fields: tuple[tuple[str, int], ...] = ()
-            if kind(t) == "Type_Struct":
-                fields = tuple((name_of(f), self.types.width(f["type"])) for f in t["fields"])
-            initial: Any = 0
-            if len(args) > 1:
-                init = args[1]
-                if kind(init) == "StructExpression":
-                    initial = tuple(int(const_value(c["expression"]))
-                                    for c in init["components"])
-                else:
-                    initial = int(const_value(init))
-            elif fields:
-                initial = tuple(0 for _ in fields)
-            reg = RegisterArray(label, int(const_value(args[0])), self.types.width(targs[0]),
-                                fields, initial)
-            self.registers[label] = reg
-            self.ns[ident] = reg
-        elif ext == "RegisterAction":
+            return self._register(d, f"{prefix}.{name_of(d)}")
+        if ext == "RegisterAction":
             reg = scope.look(path_name(args[0]))
             if not (isinstance(reg, Named) and reg.what == "extern"):
                 raise unsupported("a RegisterAction of no Register", d)
@@ -391,6 +376,32 @@ class ProgramCompiler(TableCompiler, ParserCompiler):
             pass
         else:
             raise UnsupportedConstruct(f"TNA model: extern {ext} ({label})")
+        return Named("extern", d, ident, label)
+
+    def _register(self, d: Node, default_label: str) -> Named:
+        """A Register<T, I>(size[, initial]): its array, named as P4Info names it (a
+        control's or, declared at the top level, the program's)."""
+        _, targs = _extern_type(d, self.types)
+        args = [a["expression"] for a in d["arguments"]]
+        label = control_plane_name(d, default_label)
+        ident = self._id("RE")
+        t = self.types.resolve(targs[0])
+        fields: tuple[tuple[str, int], ...] = ()
+        if kind(t) == "Type_Struct":
+            fields = tuple((name_of(f), self.types.width(f["type"])) for f in t["fields"])
+        initial: Any = 0
+        if len(args) > 1:
+            init = args[1]
+            if kind(init) == "StructExpression":
+                initial = tuple(int(const_value(c["expression"])) for c in init["components"])
+            else:
+                initial = int(const_value(init))
+        elif fields:
+            initial = tuple(0 for _ in fields)
+        reg = RegisterArray(label, int(const_value(args[0])), self.types.width(targs[0]),
+                            fields, initial)
+        self.registers[label] = reg
+        self.ns[ident] = reg
         return Named("extern", d, ident, label)
 
     def _register_action(self, code: GressCode, gen: CodeGen, scope: Scope, d: Node,

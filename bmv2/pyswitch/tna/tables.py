@@ -9,8 +9,29 @@ from typing import Any
 from ..errors import UnsupportedConstruct
 from ..tables import Exact, KeyField, Lpm, Match, Range, Table, TableAction, Ternary, noop
 from .codegen import CodeGen, Lines, Named, Scope
-from .ir import Node, control_plane_name, kind, member_name, name_of, path_name, unsupported
+from .ir import (
+    Node,
+    annotation,
+    annotation_strings,
+    control_plane_name,
+    kind,
+    member_name,
+    name_of,
+    path_name,
+    unsupported,
+)
 from .layout import const_value
+
+
+def _in_tcam(table: Node) -> bool:
+    """A table bf-p4c places in TCAM (``@ternary(1)``): its exact keys take ternary
+    entries, as Tofino's STF harness programs them (P4Testgen's STF back end,
+    ``targets/tofino/rename_keys.h``, writes them so)."""
+    a = annotation(table, "ternary")
+    if a is None:
+        return False
+    args = annotation_strings(a) or [str(e.get("value")) for e in a.get("expr") or []]
+    return args == ["1"]
 
 
 class TableCompiler:
@@ -28,6 +49,7 @@ class TableCompiler:
         props = {name_of(p): p for p in t.decl["properties"]["properties"]}
         keys = props["key"]["value"]["keyElements"] if "key" in props else []
         codes, fields = [], []
+        in_tcam = _in_tcam(t.decl)
         out = Lines()
         out.add(f"def {t.ident}(pk, F):")
         with out.block():
@@ -37,8 +59,9 @@ class TableCompiler:
                     raise UnsupportedConstruct(f"TNA model: match kind {mt} ({t.label})")
                 codes.append(gen.expr(ke["expression"], scope, out))
                 fname = control_plane_name(ke, self._key_text(ke["expression"]))
-                fields.append(KeyField(fname, "ternary" if mt == "optional" else mt,
-                                       gen.width(ke["expression"])))
+                if mt == "optional" or (mt == "exact" and in_tcam):
+                    mt = "ternary"
+                fields.append(KeyField(fname, mt, gen.width(ke["expression"])))
             table = self._make_table(t, props, fields, gen, scope)
             tid = t.ident.replace("TA", "T")
             self.ns[tid] = table

@@ -31,6 +31,7 @@ from controller.config import DEFAULT_CONFIG
 from tests import needs
 from tests.background import BackgroundRun
 
+AGENT_DELAY_S = 25            # past the raylet's 15 s wait for the agent's port file
 RAY_NODES = [
     {"NodeID": "a" * 56, "Alive": True, "NodeManagerAddress": "198.19.250.1",
      "Resources": {"CPU": 1.0, "host:learner": 1.0}},
@@ -146,7 +147,7 @@ def _drivers_left(bed) -> list[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"agent.orchestration" in cmdline:
+        if b"agent.orchestration.launch" in cmdline or b"cluster.driver" in cmdline:
             left.append(pid)
     return left
 
@@ -186,23 +187,64 @@ def test_a_node_without_a_route_to_the_switch_is_one_line_and_exit_2(
     assert not _drivers_left(bed)
 
 
+SLOW_AGENT = f"""import sys, time
+if sys.argv[0].endswith("dashboard/agent.py"):
+    time.sleep({AGENT_DELAY_S})
+"""
+
+
+@pytest.mark.netns
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_node_comes_back_when_its_dashboard_agent_starts_slowly(
+        partial_cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine's dashboard agent can take longer than the 15 s a raylet waits
+    for its port file; told the port (ray_start), the raylet does not wait, and the
+    killed node comes back at its first start."""
+    _, cluster = partial_cluster
+    (tmp_path / "sitecustomize.py").write_text(SLOW_AGENT)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))   # node_env keeps it, after the repo
+    node = cluster.nodes["actor1"]
+    cluster.kill("actor1")
+    starts = node.starts
+    cluster.start_node("actor1")
+    assert node.starts == starts + 1, node.log.read_text()[-3000:]
+    assert node.alive()
+
+
 # --- whole runs: make run CLUSTER=ray --------------------------------------------------------
 
-def _node_killed(kind: str) -> list[str]:
+def _node_killed(kind: str, budget: list[str]) -> list[str]:
     # 10 s after the Actors are placed the Learner is stepping; actor 0's node is down
     # 3 s and back (a new `ray start` in its namespace) well before the run can solve.
+    # On a busy machine Ray can take two minutes to restart the Actor on the new node
+    # (the node's death detected, the node back, a worker started): the run waits up
+    # to 240 s for it.
     return ["--cluster", "ray", "--switch", kind, "--actors", "2",
-            "--kill-actor-node-at", "10", "--node-down", "3", "--max-seconds", "800"]
+            "--kill-actor-node-at", "10", "--node-down", "3", "--restart-wait", "240",
+            *budget]
 
 
-def _assert_solved_through_a_node_death(proc: subprocess.CompletedProcess,
-                                        run_dir: Path) -> None:
+SOLVE = ["--max-seconds", "800"]
+# In the suite the run checks the restart, not the solve (make soak runs that one).
+BOUNDED = ["--max-seconds", "300"]
+
+
+def _fault_lines(out: str) -> str:
+    return "\n".join(ln for ln in out.splitlines()
+                     if "[faults]" in ln or "actor 0" in ln or "Ray node" in ln
+                     or "SUMMARY" in ln or "error" in ln.lower())
+
+
+def _assert_rode_through_a_node_death(proc: subprocess.CompletedProcess, run_dir: Path,
+                                      solve: bool) -> None:
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
-    assert "killed host actor1's Ray node" in proc.stdout
-    assert "actor 0 (host actor1) restarted on node 198.19.250.2" in proc.stdout
+    assert proc.returncode in ((0,) if solve else (0, 1)), out[-4000:]  # 1: not solved
+    assert "killed host actor1's Ray node" in proc.stdout, _fault_lines(out)
+    assert "actor 0 (host actor1) restarted on node 198.19.250.2" in proc.stdout, \
+        _fault_lines(out)
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["solved"]
+    assert summary["solved"] or not solve
     cluster = summary["cluster"]
     assert cluster["learner"]["node_ip"] == "198.19.250.1"
     a0, a1 = cluster["actors"]
@@ -211,6 +253,8 @@ def _assert_solved_through_a_node_death(proc: subprocess.CompletedProcess,
     assert a0["losses"][0]["node"] == a0["nodes"][0]["node_id"]
     assert (a1["host"], a1["restarts"], a1["nodes"][0]["node_ip"]) == ("actor2", 0,
                                                                         "198.19.250.3")
+    # the restarted Actor was acting on fresh weights at the end
+    assert summary["actor_weight_versions"]["0"] >= summary["learner_steps"] // 2, summary
     faults = json.loads((run_dir / "faults.json").read_text())
     assert faults["host"] == "actor1" and faults["pids"] and "error" not in faults
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("SUMMARY "))
@@ -234,51 +278,53 @@ def ray_installed() -> None:
 @pytest.mark.netns
 @pytest.mark.ray
 @pytest.mark.slow
-@pytest.mark.background(_node_killed("python"))
-def test_run_solves_when_an_actors_ray_node_is_killed(
+@pytest.mark.background(_node_killed("python", BOUNDED), group="ray")
+def test_an_actor_whose_ray_node_is_killed_is_restarted_on_it(
         ray_installed: None, background_run: BackgroundRun) -> None:
     """make run CLUSTER=ray on the Python switch: actor 0's Ray node is killed 10 s in and
-    comes back; Ray restarts the Actor there and CartPole-v1 is solved."""
-    _assert_solved_through_a_node_death(background_run.finish(), background_run.run_dir)
-
-
-@pytest.mark.netns
-@pytest.mark.ray
-@pytest.mark.long
-@pytest.mark.bmv2
-def test_run_solves_when_an_actors_ray_node_is_killed_on_bmv2(tmp_path: Path) -> None:
-    """The same on bmv2."""
-    needs.testbed("bmv2")
-    needs.ray()
-    run_dir = tmp_path / "run"
-    proc = _launch(*_node_killed("bmv2"), "--run-dir", str(run_dir), timeout=1000)
-    _assert_solved_through_a_node_death(proc, run_dir)
-
-
-
-def _node_lost() -> list[str]:
-    # actor 0's node dies 10 s in and stays down; after 5 s the run counts it out
-    # and solves with actor 1 alone.
-    return ["--cluster", "ray", "--switch", "python", "--actors", "2",
-            "--kill-actor-node-at", "10", "--node-down", "5000", "--restart-wait", "5",
-            "--max-seconds", "800"]
+    comes back; Ray restarts the Actor there and it acts on until the end (300 s)."""
+    _assert_rode_through_a_node_death(background_run.finish(), background_run.run_dir,
+                                      solve=False)
 
 
 @pytest.mark.netns
 @pytest.mark.ray
 @pytest.mark.slow
-@pytest.mark.background(_node_lost())
+@pytest.mark.long
+@pytest.mark.parametrize("kind", ["python", "bmv2"])
+def test_run_solves_when_an_actors_ray_node_is_killed(kind: str, tmp_path: Path) -> None:
+    """The same run to the end: CartPole-v1 is solved."""
+    needs.testbed(kind)
+    needs.ray()
+    run_dir = tmp_path / "run"
+    proc = _launch(*_node_killed(kind, SOLVE), "--run-dir", str(run_dir), timeout=1000)
+    _assert_rode_through_a_node_death(proc, run_dir, solve=True)
+
+
+def _node_lost() -> list[str]:
+    # actor 0's node dies 10 s in and stays down; after 5 s the run counts it out
+    # and trains on with actor 1 alone.
+    return ["--cluster", "ray", "--switch", "python", "--actors", "2",
+            "--kill-actor-node-at", "10", "--node-down", "5000", "--restart-wait", "5",
+            "--max-seconds", "120"]
+
+
+@pytest.mark.netns
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.background(_node_lost(), group="ray")
 def test_run_goes_on_without_an_actor_whose_node_stays_down(
         ray_installed: None, background_run: BackgroundRun) -> None:
     """actor 0's node is killed and does not come back: the Actor is counted out after
-    --restart-wait and the run solves with the other."""
+    --restart-wait and the run trains on with the other."""
     proc, run_dir = background_run.finish(), background_run.run_dir
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert proc.returncode in (0, 1), (proc.stdout + proc.stderr)[-4000:]  # 1: not solved
     assert ("actor 0 died (no node for host actor1 within 5 s); 1 of 2 actors left, "
             "training goes on") in proc.stdout
     summary = json.loads((run_dir / "summary.json").read_text())
     a0, a1 = summary["cluster"]["actors"]
-    assert summary["solved"] and summary["actors_died"] == {"0": None}
+    assert summary["actors_died"] == {"0": None}
+    assert summary["actor_weight_versions"]["1"] >= summary["learner_steps"] // 2, summary
     assert (a0["running"], a0["restarts"], len(a0["losses"])) == (False, 0, 1)
     assert (a1["running"], a1["restarts"]) == (True, 0)
     assert "back_after_s" not in json.loads((run_dir / "faults.json").read_text())

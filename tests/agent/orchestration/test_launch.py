@@ -9,6 +9,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -327,6 +328,10 @@ def test_mininet_refuses_the_inprocess_backend() -> None:
 # --- faults (agent/orchestration/faults.py): the run rides through them and still solves --
 
 SOLVE = ["--max-seconds", "800"]
+# A fault run in the suite that checks the recovery, not the solve: four whole runs at
+# once on a small CI machine take 13 min or more to solve, so make soak (pytest -m long)
+# runs the solving ones.
+BOUNDED = ["--max-seconds", "240"]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -359,8 +364,8 @@ def _assert_switch_recovered(proc: subprocess.CompletedProcess, run_dir: Path) -
 
 
 def _switch_crash(kind: str) -> list[str]:
-    # 15 s in, the Learner is stepping. It evaluates (and so can stop, solved) only
-    # every 5,000 steps, at least 20 s in on either switch: the crash always comes
+    # 15 s in, or once the Learner is stepping (faults.py waits for it). It evaluates
+    # (and so can stop, solved) only every 5,000 steps: the crash always comes
     # mid-training, and no evaluation (which is not a stall) can hide the outage.
     # (At 30 s a long evaluation hid it, CI stop 22; with the default 500 steps a
     # run once solved at 6 s, before a crash at 15 s.)
@@ -380,6 +385,7 @@ def test_switch_crash_mid_run_is_recovered_and_training_solves(
 
 
 @pytest.mark.netns
+@pytest.mark.slow
 @pytest.mark.long
 @pytest.mark.bmv2
 def test_switch_crash_mid_run_is_recovered_and_training_solves_on_bmv2(tmp_path: Path) -> None:
@@ -397,43 +403,55 @@ def packet_loss() -> None:
     needs.packet_loss()
 
 
-def _loss_and_restarts(kind: str) -> list[str]:
+def _loss_and_restarts(kind: str, budget: list[str]) -> list[str]:
     return ["--switch", kind, "--actors", "3", "--loss", "5",
-            "--kill-actor-at", "5", "--kill-learner-at", "20", *SOLVE]
+            "--kill-actor-at", "5", "--kill-learner-at", "20", *budget]
 
 
-def _assert_rode_through_loss(proc: subprocess.CompletedProcess[str], run_dir: Path) -> None:
+def _steps_after_resume(proc: subprocess.CompletedProcess[str], run_dir: Path) -> tuple[int, int]:
+    """(learner step the Learner resumed at, learner steps in the last metrics row)."""
+    resumed = re.search(r"resumed from \S+ at learner step (\d+)", proc.stdout)
+    assert resumed, proc.stdout[-3000:]
+    with (run_dir / "metrics.csv").open() as f:
+        last = list(csv.DictReader(f))[-1]
+    return int(resumed.group(1)), int(last["learner_steps"])
+
+
+def _assert_rode_through_loss(proc: subprocess.CompletedProcess[str], run_dir: Path,
+                              solve: bool) -> None:
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-3000:]
+    assert proc.returncode in ((0,) if solve else (0, 1)), out[-3000:]  # 1: not solved
     assert "% of the frames dropped each way on every link" in proc.stdout
     assert "actor 0 died" in proc.stdout and "training goes on" in proc.stdout
-    assert "resumed from" in proc.stdout
     faults = json.loads((run_dir / "faults.json").read_text())
     assert "errors" not in faults, faults
     assert faults["learner_killed_at_s"] >= 20 and faults["actor_killed"]["index"] == 0
-    assert json.loads((run_dir / "summary.json").read_text())["solved"]
+    resumed_at, last = _steps_after_resume(proc, run_dir)
+    assert resumed_at > 0 and last >= resumed_at + 500, (resumed_at, last)  # it learns on
+    assert json.loads((run_dir / "summary.json").read_text())["solved"] or not solve
     assert not _run_processes(run_dir)
 
 
 @pytest.mark.netns
 @pytest.mark.slow
-@pytest.mark.background(_loss_and_restarts("python"))
-def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
+@pytest.mark.background(_loss_and_restarts("python", [*BOUNDED, "--set", "checkpoint_every=250"]))
+def test_training_rides_through_loss_a_learner_restart_and_a_dead_actor(
         packet_loss: None, background_run: BackgroundRun) -> None:
     """5 % loss each way on every link; actor 0 killed; the learner killed once it
-    has a checkpoint and resumed from it: CartPole-v1 is still solved (run in the
-    background while the light tests run)."""
-    _assert_rode_through_loss(background_run.finish(), background_run.run_dir)
+    has a checkpoint (every 250 steps here): it resumes from it and learns on (run in the
+    background while the light tests run; 240 s, solved or not)."""
+    _assert_rode_through_loss(background_run.finish(), background_run.run_dir, solve=False)
 
 
 @pytest.mark.netns
+@pytest.mark.slow
 @pytest.mark.long
-@pytest.mark.bmv2
-def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor_on_bmv2(
-        tmp_path: Path) -> None:
-    """The same on bmv2."""
-    needs.testbed("bmv2")
+@pytest.mark.parametrize("kind", ["python", "bmv2"])
+def test_training_solves_through_loss_a_learner_restart_and_a_dead_actor(
+        kind: str, tmp_path: Path) -> None:
+    """The same run to the end: CartPole-v1 is still solved."""
+    needs.testbed(kind)
     needs.packet_loss()
     run_dir = tmp_path / "run"
-    proc = _launch(*_loss_and_restarts("bmv2"), "--run-dir", str(run_dir), timeout=1000)
-    _assert_rode_through_loss(proc, run_dir)
+    proc = _launch(*_loss_and_restarts(kind, SOLVE), "--run-dir", str(run_dir), timeout=1000)
+    _assert_rode_through_loss(proc, run_dir, solve=True)
