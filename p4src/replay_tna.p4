@@ -69,7 +69,6 @@ control ReplayIngress(inout tna_headers_t hdr,
     ReplyAddress() reply_address;
     ReplyLengths() reply_lengths;
     ToLoopLayout() to_loop;
-    DropEntries() drop_entries;
 
     /* Frames the ingress parser ran out of, per port. Reading parser_err is
      * also what keeps them: a Tofino drops a frame cut short unless ingress
@@ -98,97 +97,184 @@ control ReplayIngress(inout tna_headers_t hdr,
         size = 16;
     }
 
+    /* Which way a packet goes through ingress, by what it came with, and each
+     * way's first steps, in one table (its actions pick the branch below):
+     * a reply finished on LOOP_PORT, addressed here and on to the requester
+     * (or the CPU port); the request's next phase (admitted already, back to
+     * the state; PHASE_TALLY brings an UPDATE_BATCH entry's outcome along in
+     * the header's status); a controller packet-out with an explicit port,
+     * sent there as is; anything else, admitted (a request drawn again, or
+     * an UPDATE_BATCH copy back from its first loop, comes from LOOP_PORT). */
+    action deliver_to_requester() {
+        meta.orig_port = hdr.loop.orig_port[8:0];
+        meta.out_port = hdr.loop.orig_port[8:0];
+    }
+
+    action deliver_to_cpu() {
+        meta.orig_port = hdr.loop.orig_port[8:0];
+        meta.out_port = CPU_PORT;
+    }
+
+    /* The phase's loop layout as ToLoopLayout's: the replay header is valid
+     * on every pass back from LOOP_PORT. */
+    action next_phase() {
+        meta.orig_port = hdr.loop.orig_port[8:0];
+        meta.is_request = 1;
+        meta.out_port = LOOP_PORT;
+        hdr.tail.ethernet = hdr.replay.ethernet;
+        hdr.tail.ipv4 = hdr.replay.ipv4;
+        hdr.tail.udp = hdr.replay.udp;
+        hdr.replay.ethernet.setInvalid();
+        hdr.replay.ipv4.setInvalid();
+        hdr.replay.udp.setInvalid();
+        hdr.replay.packet_out.setInvalid();
+    }
+
+    action tally_phase() {
+        next_phase();
+        meta.status = hdr.replay.replay.status;
+    }
+
+    action send_packet_out() {
+        meta.orig_port = ig_intr_md.ingress_port;
+        meta.out_port = hdr.replay.packet_out.egress_port;
+        hdr.replay.packet_out.setInvalid();
+    }
+
+    action admit_looped() {
+        meta.orig_port = hdr.loop.orig_port[8:0];
+    }
+
+    action admit() {
+        meta.orig_port = ig_intr_md.ingress_port;
+    }
+
+    table ingress_path {
+        key = {
+            hdr.loop.isValid()               : exact;
+            hdr.loop.verdict                 : ternary;
+            hdr.loop.phase                   : ternary;
+            meta.from_cpu                    : ternary;
+            hdr.replay.packet_out.isValid()  : ternary;
+            hdr.replay.packet_out.egress_port : ternary;
+        }
+        actions = {
+            deliver_to_requester; deliver_to_cpu; next_phase; tally_phase;
+            send_packet_out; admit_looped; admit;
+        }
+        const entries = {
+            (true, EGRESS_REPLY, _, 0, _, _)   : deliver_to_requester();
+            (true, EGRESS_REPLY, _, 1, _, _)   : deliver_to_cpu();
+            (true, _, PHASE_TALLY, _, _, _)    : tally_phase();
+            (true, _, 0, _, _, _)              : admit_looped();
+            (true, _, _, _, _, _)              : next_phase();
+            (false, _, _, _, true, 0)          : admit();
+            (false, _, _, _, true, _)          : send_packet_out();
+        }
+        default_action = admit();
+    }
+
+    /* The traffic manager's verdict, and the bridged header's flags it goes
+     * with: whether egress sees a copy the PRE made, and whether a payload
+     * follows the replay header (an INSERT's or WRITE's, or a record read in
+     * an earlier pass: the egress parser reads it by this, not by the op). */
+    action drop_packet(bit<1> has_payload) {
+        ig_dprsr_md.drop_ctl = 1;
+        hdr.loop.setInvalid();
+        hdr.bridge.setValid();
+        hdr.bridge.is_replica = 0;
+        hdr.bridge.has_payload = has_payload;
+    }
+
+    action multicast(bit<1> has_payload) {
+        ig_tm_md.mcast_grp_a = meta.mcast_grp;
+        hdr.loop.setInvalid();
+        hdr.bridge.setValid();
+        hdr.bridge.is_replica = 1;
+        hdr.bridge.has_payload = has_payload;
+    }
+
+    action to_state(bit<1> has_payload) {
+        ig_tm_md.ucast_egress_port = LOOP_PORT;   /* to the replay state */
+        hdr.loop.setInvalid();
+        hdr.bridge.setValid();
+        hdr.bridge.is_replica = 0;
+        hdr.bridge.has_payload = has_payload;
+    }
+
+    action unicast(bit<1> has_payload) {
+        ig_tm_md.ucast_egress_port = meta.out_port;
+        hdr.loop.setInvalid();
+        hdr.bridge.setValid();
+        hdr.bridge.is_replica = 0;
+        hdr.bridge.has_payload = has_payload;
+    }
+
+    table tm_verdict {
+        key = {
+            meta.dropped                 : ternary;
+            meta.mcast_grp               : ternary;
+            meta.is_request              : ternary;
+            hdr.replay.payload.isValid() : exact;
+        }
+        actions = { drop_packet; multicast; to_state; unicast; }
+        const entries = {
+            (1, _, _, true)   : drop_packet(1);
+            (1, _, _, false)  : drop_packet(0);
+            (0, 0, 1, true)   : to_state(1);
+            (0, 0, 1, false)  : to_state(0);
+            (0, 0, 0, true)   : unicast(1);
+            (0, 0, 0, false)  : unicast(0);
+            (0, _, _, true)   : multicast(1);
+            (0, _, _, false)  : multicast(0);
+        }
+        default_action = unicast(0);   /* never taken */
+    }
+
     /* The intrinsic metadata, and loop_h's fields, are in meta already: the
      * ingress parser copies them (ReplayIngressParser), which takes no stage. */
     apply {
         if (ig_prsr_md.parser_err != 0) {
             cut_short.count(ig_intr_md.ingress_port);
         }
-        if (hdr.loop.isValid()) {
-            meta.orig_port = hdr.loop.orig_port[8:0];
-        } else {
-            meta.orig_port = ig_intr_md.ingress_port;
-        }
-        if (hdr.loop.isValid() && hdr.loop.verdict == EGRESS_REPLY) {
-            /* A reply finished on LOOP_PORT: addressed, on to the requester. */
-            meta.out_port = meta.orig_port;
-            if (meta.from_cpu == 1) {
-                meta.out_port = CPU_PORT;
+        switch (ingress_path.apply().action_run) {
+            deliver_to_requester:
+            deliver_to_cpu: {
+                reply_address.apply(hdr.replay, meta, meta.out_port);
+                reply_lengths.apply(hdr.replay, meta);
             }
-            reply_address.apply(hdr.replay, meta, meta.out_port);
-            reply_lengths.apply(hdr.replay, meta);
-        } else if (hdr.loop.isValid() && hdr.loop.phase != 0) {
-            /* The request's next phase: admitted already, back to the state;
-             * an UPDATE_BATCH entry to tally brings its outcome along. */
-            meta.is_request = 1;
-            meta.out_port = LOOP_PORT;
-            if (hdr.loop.phase == PHASE_TALLY) {
-                meta.status = hdr.replay.replay.status;
-            }
-            to_loop.apply(hdr);
-        } else if (hdr.replay.packet_out.isValid() && hdr.replay.packet_out.egress_port != 0) {
-            /* Controller packet-out with an explicit port: send it there as is. */
-            meta.out_port = hdr.replay.packet_out.egress_port;
-            hdr.replay.packet_out.setInvalid();
-        } else {
-            if (hdr.replay.ipv4.isValid() && meta.from_cpu == 0 && meta.recirculated == 0) {
-                source.apply(hdr.replay, meta);
-            }
-            /* A first fragment (MF set) is not replay traffic. */
-            if (meta.dropped == 0 && hdr.replay.udp.isValid()
-                && hdr.replay.udp.dst_port == REPLAY_UDP_PORT
-                && (hdr.replay.ipv4.flags & IPV4_FLAG_MF) == 0) {
-                replay_vip.apply();
-            }
-            if (meta.dropped == 1) {
-                /* SourceGuard refused it */
-            } else if (hdr.replay.arp.isValid()) {
-                arp.apply(hdr.replay, meta);
-            } else if (meta.is_request == 1) {
-                if (hdr.entry.isValid()) {
-                    take_own_entry();   /* a copy back from its first loop: the UPDATE of its entry */
+            admit_looped:
+            admit: {
+                if (hdr.replay.ipv4.isValid() && meta.from_cpu == 0 && meta.recirculated == 0) {
+                    source.apply(hdr.replay, meta);
                 }
-                replay.apply(hdr.replay, meta);
-                if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.status != STATUS_OK) {
-                    /* a batch refused whole loops without its entries: those
-                     * of a batch cut short would be read past on the way
-                     * back, into the addressing behind them */
-                    drop_entries.apply(hdr.replay.batch);
+                /* A first fragment (MF set) is not replay traffic. */
+                if (meta.dropped == 0 && hdr.replay.udp.isValid()
+                    && hdr.replay.udp.dst_port == REPLAY_UDP_PORT
+                    && (hdr.replay.ipv4.flags & IPV4_FLAG_MF) == 0) {
+                    replay_vip.apply();
                 }
-                to_loop.apply(hdr);
-            } else if (hdr.replay.ipv4.isValid()) {
-                ipv4.apply(hdr.replay, meta);
-            } else {
-                meta.dropped = 1;
+                if (meta.dropped == 1) {
+                    /* SourceGuard refused it */
+                } else if (hdr.replay.arp.isValid()) {
+                    arp.apply(hdr.replay, meta);
+                } else if (meta.is_request == 1) {
+                    if (hdr.entry.isValid()) {
+                        take_own_entry();   /* a copy back from its first loop: the UPDATE of its entry */
+                    }
+                    replay.apply(hdr.replay, meta);
+                    to_loop.apply(hdr, meta.mcast_grp);
+                } else if (hdr.replay.ipv4.isValid()) {
+                    ipv4.apply(hdr.replay, meta);
+                } else {
+                    meta.dropped = 1;
+                }
             }
-        }
-        hdr.loop.setInvalid();
-
-        /* The shared controls' verdict, in TNA's terms, and whether egress
-         * sees a copy the PRE made (each branch writes it once). */
-        hdr.bridge.setValid();
-        if (meta.dropped == 1) {
-            ig_dprsr_md.drop_ctl = 1;
-            hdr.bridge.is_replica = 0;
-        } else if (meta.mcast_grp != 0) {
-            ig_tm_md.mcast_grp_a = meta.mcast_grp;
-            hdr.bridge.is_replica = 1;
-        } else if (meta.is_request == 1) {
-            ig_tm_md.ucast_egress_port = LOOP_PORT;   /* to the replay state */
-            hdr.bridge.is_replica = 0;
-        } else {
-            ig_tm_md.ucast_egress_port = meta.out_port;
-            hdr.bridge.is_replica = 0;
         }
 
-        /* Admission's decisions, for egress, and whether a payload follows the
-         * replay header (an INSERT's or WRITE's, or a record read in an earlier
-         * pass): the egress parser reads it by this, not by the op. */
-        if (hdr.replay.payload.isValid()) {
-            hdr.bridge.has_payload = 1;
-        } else {
-            hdr.bridge.has_payload = 0;
-        }
+        /* The shared controls' verdict, in TNA's terms; admission's
+         * decisions, for egress. */
+        tm_verdict.apply();
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;
@@ -216,6 +302,8 @@ control ReplayIngress(inout tna_headers_t hdr,
 @pa_alias("egress", "hdr.loop.redraw", "meta.redraw")
 @pa_alias("egress", "hdr.loop.verdict", "meta.verdict")
 @pa_alias("egress", "hdr.loop.phase", "meta.next_phase")
+@pa_alias("egress", "hdr.loop.has_payload", "meta.has_payload")
+@pa_alias("egress", "hdr.loop.has_entries", "meta.has_entries")
 control ReplayEgress(inout tna_headers_t hdr,
                      inout metadata_t meta,
                      in egress_intrinsic_metadata_t eg_intr_md,
@@ -226,6 +314,21 @@ control ReplayEgress(inout tna_headers_t hdr,
     BroadcastRewrite() broadcast;
     PhaseResume() resume;
 
+    /* After the service: the verdict in TNA's terms (loop_h's flags are
+     * the service's, LoopFlags). */
+    action drop_pass() {
+        eg_dprsr_md.drop_ctl = 1;
+    }
+
+    table egress_verdict {
+        key = { meta.verdict : exact; }
+        actions = { drop_pass; NoAction; }
+        const entries = {
+            EGRESS_DROP : drop_pass();
+        }
+        default_action = NoAction();
+    }
+
     /* Admission's decisions and the intrinsic metadata are in meta already:
      * the egress parser copies them (ReplayEgressParser), which takes no
      * stage. */
@@ -233,28 +336,9 @@ control ReplayEgress(inout tna_headers_t hdr,
         if (meta.is_request == 1 && eg_intr_md.egress_port != LOOP_PORT) {
             eg_dprsr_md.drop_ctl = 1;   /* a group that is not the controller's */
         } else if (meta.is_request == 1) {
-            /* loop_h: the egress parser made it valid and filled in the
-             * fields it carries unchanged, the aliases above are the
-             * service's decisions, and has_payload is set here (a dropped
-             * packet takes it nowhere). */
             resume.apply(hdr.replay, meta);
             replay.apply(hdr.replay, meta);
-            if (meta.verdict == EGRESS_DROP) {
-                eg_dprsr_md.drop_ctl = 1;
-            }
-            if (hdr.replay.payload.isValid()) {
-                hdr.loop.has_payload = 1;
-            } else {
-                hdr.loop.has_payload = 0;
-            }
-            /* an UPDATE_BATCH's entries follow, unparsed, until a copy picks its
-             * own: in the copies' first pass (a batch refused whole is not
-             * replicated, and loops without them) */
-            if (hdr.replay.replay.op == OP_UPDATE_BATCH && meta.is_replica == 1) {
-                hdr.loop.has_entries = 1;
-            } else {
-                hdr.loop.has_entries = 0;
-            }
+            egress_verdict.apply();
         } else if (meta.is_replica == 1) {
             broadcast.apply(hdr.replay, meta);
         }

@@ -25,8 +25,6 @@
 const bit<2> BATCH_NONE  = 0;   /* no entry: another op, or a batch refused whole */
 const bit<2> BATCH_ENTRY = 1;   /* an entry's last pass */
 const bit<2> BATCH_LAST  = 2;   /* ... the one that completed the batch's tally: it answers */
-const bit<2> BATCH_TALLY_NEXT = 3;   /* an entry's last pass, tallied in a pass of its own
-                                      * (TALLY_IN_OWN_PHASE): it goes round */
 
 /* Entry `index` into the header's slot, stamp and priority. */
 control BatchPick(inout headers_t hdr, in bit<8> index) {
@@ -52,12 +50,12 @@ control BatchPick(inout headers_t hdr, in bit<8> index) {
     }
 }
 
-/* The entries out of the packet (a reply carries none). */
-control DropEntries(inout batch_t batch) {
-    apply {
-#define DROP_ENTRY(i) batch.e##i.setInvalid();
-        FOR_EACH_ENTRY(DROP_ENTRY)
-    }
-}
+/* The entries out of the packet (a reply carries none): statements, for an
+ * action (FOR_EACH_ENTRY's 16). */
+#define DROP_ENTRIES(b) \
+    b.e0.setInvalid(); b.e1.setInvalid(); b.e2.setInvalid(); b.e3.setInvalid(); \
+    b.e4.setInvalid(); b.e5.setInvalid(); b.e6.setInvalid(); b.e7.setInvalid(); \
+    b.e8.setInvalid(); b.e9.setInvalid(); b.e10.setInvalid(); b.e11.setInvalid(); \
+    b.e12.setInvalid(); b.e13.setInvalid(); b.e14.setInvalid(); b.e15.setInvalid();
 
 #endif

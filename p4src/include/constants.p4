@@ -23,6 +23,8 @@
 #define SLOT_BITS 12                        /* L = 12, N = 4096 slots     */
 #endif
 #define NUM_TABLES (1 << TABLE_BITS)
+/* A table_id's bits from TABLE_BITS up: all clear below NUM_TABLES (a mask). */
+#define TABLE_ID_HIGH (8w0xFF ^ (bit<8>)(NUM_TABLES - 1))
 #define NUM_SLOTS (1 << SLOT_BITS)
 #define NUM_TABLE_SLOTS (NUM_TABLES * NUM_SLOTS)
 #define PAYLOAD_WORDS 16                    /* K = 16 x 32-bit words      */
@@ -78,7 +80,7 @@ const bit<8> OP_RESET     = 6;   /* CPU port only */
 const bit<8> OP_GET_STATE = 7;   /* CPU port only */
 const bit<8> OP_SET_STATE = 8;   /* CPU port only */
 const bit<8> OP_UPDATE_BATCH = 9;   /* `count` UPDATEs in one request, one egress pass each */
-const bit<8> OP_LAST      = 9;
+const bit<8> OP_LAST      = 9;   /* ReplayStatsBuckets matches 0 .. 9 as 0 .. 7, 8 .. 9 */
 
 const bit<8> FLAG_REPLY        = 0x01;
 const bit<8> FLAG_ACK          = 0x02;

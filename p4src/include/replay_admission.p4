@@ -27,6 +27,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         meta.min_size = min_size;
         meta.max_batch = max_batch;
         meta.default_mode = default_mode;
+        MARGIN(meta.batch_margin = max_batch - hdr.replay.count;)   /* SAMPLE's, for BELOW */
     }
 
     action unknown_table() {
@@ -112,7 +113,11 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
      * op needs too, as differences (headers.p4: BELOW). The op's needs come
      * negated, as the table's action data: a Tofino adds action data to a
      * field, it cannot subtract it. */
-    action measure_lengths(bit<16> minus_udp_need, bit<16> minus_ip_need) {
+    action measure_lengths(bit<16> minus_udp_need, bit<16> minus_ip_need, bit<1> priority) {
+        meta.status = STATUS_OK;
+        meta.mode = (bit<8>)hdr.replay.flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
+        /* An UPDATE always carries its priority (`priority`, by the op). */
+        meta.has_priority = hdr.replay.flags[2:2] | priority;   /* FLAG_HAS_PRIORITY */
         meta.udp_margin = hdr.udp.length - UDP_NEED;
         meta.ip_margin = hdr.ipv4.total_len - IP_NEED;
         meta.udp_margin_op = hdr.udp.length + minus_udp_need;   /* length - need */
@@ -122,67 +127,145 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
     /* What each op needs: INSERT and WRITE their payload, UPDATE_BATCH its
      * entries as the parser read them (min(count, MAX_UPDATE_BATCH) when the
      * frame holds them; fewer is TRUNCATED below anyway), the others their
-     * header alone. */
+     * header alone; and whether the op always carries a priority (UPDATE,
+     * UPDATE_BATCH). The request's status starts OK here, its mode is its
+     * flags'. */
     table request_lengths {
         key = { hdr.replay.op : exact; meta.entries_parsed : exact; }
         actions = { measure_lengths; }
         const entries = {
             (OP_INSERT, 0) : measure_lengths(-(UDP_NEED + PAYLOAD_BYTES),
-                                             -(IP_NEED + PAYLOAD_BYTES));
+                                             -(IP_NEED + PAYLOAD_BYTES), 0);
             (OP_WRITE, 0) : measure_lengths(-(UDP_NEED + PAYLOAD_BYTES),
-                                            -(IP_NEED + PAYLOAD_BYTES));
+                                            -(IP_NEED + PAYLOAD_BYTES), 0);
             (OP_UPDATE_BATCH, 1) : measure_lengths(-(UDP_NEED + 1 * ENTRY_BYTES),
-                                                 -(IP_NEED + 1 * ENTRY_BYTES));
+                                                 -(IP_NEED + 1 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 2) : measure_lengths(-(UDP_NEED + 2 * ENTRY_BYTES),
-                                                 -(IP_NEED + 2 * ENTRY_BYTES));
+                                                 -(IP_NEED + 2 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 3) : measure_lengths(-(UDP_NEED + 3 * ENTRY_BYTES),
-                                                 -(IP_NEED + 3 * ENTRY_BYTES));
+                                                 -(IP_NEED + 3 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 4) : measure_lengths(-(UDP_NEED + 4 * ENTRY_BYTES),
-                                                 -(IP_NEED + 4 * ENTRY_BYTES));
+                                                 -(IP_NEED + 4 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 5) : measure_lengths(-(UDP_NEED + 5 * ENTRY_BYTES),
-                                                 -(IP_NEED + 5 * ENTRY_BYTES));
+                                                 -(IP_NEED + 5 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 6) : measure_lengths(-(UDP_NEED + 6 * ENTRY_BYTES),
-                                                 -(IP_NEED + 6 * ENTRY_BYTES));
+                                                 -(IP_NEED + 6 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 7) : measure_lengths(-(UDP_NEED + 7 * ENTRY_BYTES),
-                                                 -(IP_NEED + 7 * ENTRY_BYTES));
+                                                 -(IP_NEED + 7 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 8) : measure_lengths(-(UDP_NEED + 8 * ENTRY_BYTES),
-                                                 -(IP_NEED + 8 * ENTRY_BYTES));
+                                                 -(IP_NEED + 8 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 9) : measure_lengths(-(UDP_NEED + 9 * ENTRY_BYTES),
-                                                 -(IP_NEED + 9 * ENTRY_BYTES));
+                                                 -(IP_NEED + 9 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 10) : measure_lengths(-(UDP_NEED + 10 * ENTRY_BYTES),
-                                                 -(IP_NEED + 10 * ENTRY_BYTES));
+                                                 -(IP_NEED + 10 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 11) : measure_lengths(-(UDP_NEED + 11 * ENTRY_BYTES),
-                                                 -(IP_NEED + 11 * ENTRY_BYTES));
+                                                 -(IP_NEED + 11 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 12) : measure_lengths(-(UDP_NEED + 12 * ENTRY_BYTES),
-                                                 -(IP_NEED + 12 * ENTRY_BYTES));
+                                                 -(IP_NEED + 12 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 13) : measure_lengths(-(UDP_NEED + 13 * ENTRY_BYTES),
-                                                 -(IP_NEED + 13 * ENTRY_BYTES));
+                                                 -(IP_NEED + 13 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 14) : measure_lengths(-(UDP_NEED + 14 * ENTRY_BYTES),
-                                                 -(IP_NEED + 14 * ENTRY_BYTES));
+                                                 -(IP_NEED + 14 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 15) : measure_lengths(-(UDP_NEED + 15 * ENTRY_BYTES),
-                                                 -(IP_NEED + 15 * ENTRY_BYTES));
+                                                 -(IP_NEED + 15 * ENTRY_BYTES), 1);
             (OP_UPDATE_BATCH, 16) : measure_lengths(-(UDP_NEED + 16 * ENTRY_BYTES),
-                                                 -(IP_NEED + 16 * ENTRY_BYTES));
+                                                 -(IP_NEED + 16 * ENTRY_BYTES), 1);
+            (OP_UPDATE_BATCH, 0) : measure_lengths(-UDP_NEED, -IP_NEED, 1);
+            (OP_UPDATE, 0) : measure_lengths(-UDP_NEED, -IP_NEED, 1);
         }
-        default_action = measure_lengths(-UDP_NEED, -IP_NEED);
+        default_action = measure_lengths(-UDP_NEED, -IP_NEED, 0);
+    }
+
+    action disabled() {
+        meta.status = STATUS_DISABLED;
+    }
+
+    action denied() {
+        meta.status = STATUS_DENIED;
+    }
+
+    /* The table's state and the host's rights, for the ops they govern: a
+     * disabled table refuses INSERT, SAMPLE and UPDATE (UPDATE_BATCH) from
+     * anyone, replay_acl's allowed_ops a host's. */
+    table permission {
+        key = {
+            meta.status      : exact;
+            meta.enabled     : ternary;
+            meta.from_cpu    : ternary;
+            hdr.replay.op    : exact;
+            meta.allowed_ops : ternary;
+        }
+        actions = { disabled; denied; NoAction; }
+        const entries = {
+            (STATUS_OK, 0, _, OP_INSERT, _)                        : disabled();
+            (STATUS_OK, 0, _, OP_SAMPLE, _)                        : disabled();
+            (STATUS_OK, 0, _, OP_UPDATE, _)                        : disabled();
+            (STATUS_OK, 0, _, OP_UPDATE_BATCH, _)                  : disabled();
+            (STATUS_OK, _, 0, OP_INSERT, 0 &&& ALLOW_INSERT)       : denied();
+            (STATUS_OK, _, 0, OP_SAMPLE, 0 &&& ALLOW_SAMPLE)       : denied();
+            (STATUS_OK, _, 0, OP_UPDATE, 0 &&& ALLOW_UPDATE)       : denied();
+            (STATUS_OK, _, 0, OP_UPDATE_BATCH, 0 &&& ALLOW_UPDATE) : denied();
+        }
+        default_action = NoAction();
+    }
+
+    /* SAMPLE n, UPDATE_BATCH of n: n copies, group 2^k >= n (batch_replicas). */
+    action replicate_copies() {
+        meta.replicate = 1;
+        meta.copies = hdr.replay.count - 1;
+    }
+
+    action batch_malformed() {
+        meta.status = STATUS_MALFORMED;
+    }
+
+    action batch_too_large() {
+        meta.status = STATUS_BATCH_TOO_LARGE;
+    }
+
+    /* An UPDATE_BATCH's count: 1 .. MAX_UPDATE_BATCH (16), one copy per
+     * entry. */
+    table batch_count {
+        key = { hdr.replay.count : ternary; }
+        actions = { replicate_copies; batch_malformed; batch_too_large; }
+        const entries = {
+            0                 : batch_malformed();
+            MAX_UPDATE_BATCH  : replicate_copies();
+            0x00 &&& 0xF0     : replicate_copies();
+        }
+        default_action = batch_too_large();
+    }
+
+    action to_cpu() {
+        meta.out_port = CPU_PORT;
+    }
+
+    action to_requester() {
+        meta.out_port = meta.orig_port;
+    }
+
+    /* A request not multicast goes back to its requester, or the CPU port. */
+    table unicast_route {
+        key = {
+            meta.mcast_grp : exact;
+            meta.from_cpu  : exact;
+        }
+        actions = { to_cpu; to_requester; NoAction; }
+        const entries = {
+            (0, 1) : to_cpu();
+            (0, 0) : to_requester();
+        }
+        default_action = NoAction();
     }
 
     MARGIN(action measure_limits() {
         meta.slot_margin = hdr.replay.slot - meta.capacity;
-        meta.batch_margin = meta.max_batch - hdr.replay.count;
     })
 
     apply {
         bit<8> flags = hdr.replay.flags;
         bit<8> op = hdr.replay.op;
-        request_lengths.apply();
-        meta.status = STATUS_OK;
-        meta.mode = (bit<8>)flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
-        /* An UPDATE always carries its priority. */
-        meta.has_priority = 0;
-        if ((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE || op == OP_UPDATE_BATCH) {
-            meta.has_priority = 1;
-        }
+        request_lengths.apply();   /* also: status OK, mode, has_priority */
 
         /* ---- 1. checks ------------------------------------------------------ */
         /* The lengths' margins are below 0 (a length under what is needed; the
@@ -220,17 +303,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                 meta.capacity = NUM_SLOTS;
             }
             MARGIN(measure_limits();)
-            if (meta.status == STATUS_OK && meta.enabled == 0
-                && (op == OP_INSERT || op == OP_SAMPLE || op == OP_UPDATE
-                    || op == OP_UPDATE_BATCH)) {
-                meta.status = STATUS_DISABLED;
-            } else if (meta.status == STATUS_OK && meta.from_cpu == 0
-                       && ((op == OP_INSERT && (meta.allowed_ops & ALLOW_INSERT) == 0)
-                           || (op == OP_SAMPLE && (meta.allowed_ops & ALLOW_SAMPLE) == 0)
-                           || ((op == OP_UPDATE || op == OP_UPDATE_BATCH)
-                               && (meta.allowed_ops & ALLOW_UPDATE) == 0))) {
-                meta.status = STATUS_DENIED;
-            }
+            permission.apply();
             /* The op's own checks, and its route: one branch per op, so that
              * no op waits for another's steps (a Tofino places the branches
              * side by side). */
@@ -256,24 +329,15 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
                         } else if (BELOW(meta.max_batch, hdr.replay.count, meta.batch_margin, 7)) {
                             meta.status = STATUS_BATCH_TOO_LARGE;
                         } else if (meta.redraw == 0) {
-                            meta.replicate = 1;   /* a copy drawn again is one */
+                            replicate_copies();   /* a copy drawn again is one */
                         }
                     } else {
-                        /* count > MAX_UPDATE_BATCH (16): at least 16 and not 16 */
-                        if (hdr.replay.count == 0) {
-                            meta.status = STATUS_MALFORMED;
-                        } else if (hdr.replay.count[7:4] != 0
-                                   && hdr.replay.count != MAX_UPDATE_BATCH) {
-                            meta.status = STATUS_BATCH_TOO_LARGE;
-                        } else {
-                            meta.replicate = 1;   /* one copy per entry */
-                        }
+                        batch_count.apply();
                     }
                     /* ---- 2. routing: SAMPLE n, UPDATE_BATCH of n: n replicas, in
                      * this branch, so that it does not wait for the INSERT
                      * limiter's */
                     if (meta.replicate == 1) {
-                        meta.copies = hdr.replay.count - 1;
                         if (sample_replication.apply().hit) {
                             batch_replicas.apply();
                         }
@@ -285,11 +349,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         }
 
         /* ---- 2. routing: all but SAMPLE n and RESET (above), refusals too */
-        if (meta.mcast_grp == 0 && meta.from_cpu == 1) {
-            meta.out_port = CPU_PORT;
-        } else if (meta.mcast_grp == 0) {
-            meta.out_port = meta.orig_port;
-        }
+        unicast_route.apply();
     }
 }
 

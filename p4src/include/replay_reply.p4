@@ -93,32 +93,70 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
  * counted with its own entry's status): OK, slot = entries applied, stamp =
  * entries STALE, the rest 0. */
 control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritten) {
-    DropEntries() drop_entries;
-
-    apply {
-        if (hdr.replay.op == OP_INSERT || hdr.replay.op == OP_WRITE) {
-            hdr.payload.setInvalid();
-        } else if (hdr.replay.op == OP_UPDATE_BATCH) {
-            drop_entries.apply(hdr.batch);
-            if (meta.batch_state == BATCH_LAST) {
-                meta.status = STATUS_OK;
-                meta.index = 0;   /* slot, stamp: the tally's counts (<arch>/batch_tally.p4) */
-                meta.priority = 0;
-                meta.size = 0;
-                meta.total = 0;
-            }
-        }
-        if (unwritten) {
-            hdr.replay.status = STATUS_NOT_READY;
-        } else {
-            hdr.replay.status = meta.status;
-        }
+    /* The reply's own fields, its status given. */
+    action fill(bit<8> status) {
+        hdr.replay.status = status;
         hdr.replay.index = meta.index;
         hdr.replay.slot = meta.slot;
         hdr.replay.stamp = meta.stamp;
         hdr.replay.priority = meta.priority;
         hdr.replay.size = meta.size;
         hdr.replay.total = (bit<64>)meta.total;
+    }
+
+    action answer() {
+        fill(meta.status);
+    }
+
+    action not_ready() {
+        fill(STATUS_NOT_READY);
+    }
+
+    /* INSERT, WRITE: without the request's payload. */
+    action answer_without_payload() {
+        hdr.payload.setInvalid();
+        fill(meta.status);
+    }
+
+    /* UPDATE_BATCH: without the request's entries. */
+    action answer_without_entries() {
+        DROP_ENTRIES(hdr.batch)
+        fill(meta.status);
+    }
+
+    /* The batch's ACK: slot and stamp the tally's counts. */
+    action batch_ack() {
+        DROP_ENTRIES(hdr.batch)
+        meta.status = STATUS_OK;
+        hdr.replay.status = STATUS_OK;
+        hdr.replay.index = 0;
+        hdr.replay.slot = meta.slot;
+        hdr.replay.stamp = meta.stamp;
+        hdr.replay.priority = 0;
+        hdr.replay.size = 0;
+        hdr.replay.total = 0;
+    }
+
+    /* First matching row first; unwritten is a SAMPLE's alone. */
+    table reply_fields {
+        key = {
+            unwritten         : exact;
+            hdr.replay.op     : ternary;
+            meta.batch_state  : ternary;
+        }
+        actions = { answer; not_ready; answer_without_payload; answer_without_entries; batch_ack; }
+        const entries = {
+            (true, _, _)                           : not_ready();
+            (false, OP_INSERT, _)                  : answer_without_payload();
+            (false, OP_WRITE, _)                   : answer_without_payload();
+            (false, OP_UPDATE_BATCH, BATCH_LAST)   : batch_ack();
+            (false, OP_UPDATE_BATCH, _)            : answer_without_entries();
+        }
+        default_action = answer();
+    }
+
+    apply {
+        reply_fields.apply();
     }
 }
 

@@ -155,7 +155,7 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta) {
  * experience yet; the next RESET round) or is dropped, and whether the
  * request is counted now (once per request). The decision is a table
  * (replay_verdict, const entries), after the phases' own check. */
-control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counted) {
+control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> counted) {
     action next_phase() {
         meta.verdict = EGRESS_AGAIN;
         counted = 0;
@@ -183,6 +183,7 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
     action tally_next() {
         meta.verdict = EGRESS_AGAIN;
         counted = 0;
+        hdr.replay.status = meta.status;   /* the entry's outcome, to tally */
         meta.next_phase = PHASE_TALLY;
         meta.copy_index = meta.index;
         meta.redraw = 0;
@@ -214,6 +215,7 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
             meta.reset_base  : ternary;
             hdr.replay.flags : ternary;
             meta.batch_state : ternary;
+            meta.redraw      : ternary;   /* an UPDATE_BATCH entry's pass (TALLY_IN_OWN_PHASE) */
         }
         actions = {
             draw_again; next_round; reply; drop;
@@ -222,24 +224,27 @@ control ReplayVerdict(in headers_t hdr, inout metadata_t meta, out bit<1> counte
 #endif
         }
         const entries = {
-            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_LAST)  : reply(1);
-            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_ENTRY) : drop(1);
+            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_LAST, _)  : reply(1);
+            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_ENTRY, _) : drop(1);
 #if TALLY_IN_OWN_PHASE
-            (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_TALLY_NEXT) : tally_next();
+            /* an entry's last pass (not MORE_PHASES): tallied next if the
+             * batch asked for an ACK, else done */
+            (OP_UPDATE_BATCH, _, _, _, _, FLAG_ACK &&& FLAG_ACK, _, 1) : tally_next();
+            (OP_UPDATE_BATCH, _, _, _, _, _, _, 1) : drop(1);
 #endif
-            (OP_SAMPLE, STATUS_OK, 0, _, _, _, _)   : draw_again();
-            (OP_SAMPLE, _, _, 0, _, _, _)           : reply(1);
-            (OP_SAMPLE, STATUS_OK, _, _, _, _, _)   : reply(0);
-            (OP_SAMPLE, _, _, _, _, _, _)           : drop(0);
-            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT, _, _)
+            (OP_SAMPLE, STATUS_OK, 0, _, _, _, _, _)   : draw_again();
+            (OP_SAMPLE, _, _, 0, _, _, _, _)           : reply(1);
+            (OP_SAMPLE, STATUS_OK, _, _, _, _, _, _)   : reply(0);
+            (OP_SAMPLE, _, _, _, _, _, _, _)           : drop(0);
+            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT, _, _, _)
                                                  : reply(1);
-            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), _, _, _)
+            (OP_RESET, STATUS_OK, _, (bit<8>)(RESET_FANOUT - 1), _, _, _, _)
                                                  : next_round();
-            (OP_RESET, STATUS_OK, _, _, _, _, _)    : drop(0);
-            (OP_INSERT, STATUS_OK, _, _, _, 0 &&& FLAG_ACK, _)    : drop(1);
-            (OP_INSERT, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK, _) : drop(1);
-            (OP_UPDATE, STATUS_OK, _, _, _, 0 &&& FLAG_ACK, _)    : drop(1);
-            (OP_UPDATE, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK, _) : drop(1);
+            (OP_RESET, STATUS_OK, _, _, _, _, _, _)    : drop(0);
+            (OP_INSERT, STATUS_OK, _, _, _, 0 &&& FLAG_ACK, _, _)    : drop(1);
+            (OP_INSERT, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK, _, _) : drop(1);
+            (OP_UPDATE, STATUS_OK, _, _, _, 0 &&& FLAG_ACK, _, _)    : drop(1);
+            (OP_UPDATE, STATUS_STALE, _, _, _, 0 &&& FLAG_ACK, _, _) : drop(1);
         }
         default_action = reply(1);
     }
@@ -315,18 +320,62 @@ control SampleStats(in headers_t hdr, in metadata_t meta, in bool unwritten) {
  * counted takes them (a SAMPLE is counted by its reply 0 alone). */
 control ReplayStatsBuckets(in headers_t hdr, in metadata_t meta,
                            out bit<32> bucket, out bit<32> op_bucket) {
-    apply {
+    action by_table_and_op() {
+        bucket = (bit<32>)hdr.replay.table_id;
+        op_bucket = (bit<32>)hdr.replay.op;
+    }
+
+    action by_op() {
+        bucket = NUM_TABLES;
+        op_bucket = (bit<32>)hdr.replay.op;
+    }
+
+    action by_table() {
+        bucket = (bit<32>)hdr.replay.table_id;
+        op_bucket = 0;
+    }
+
+    action out_of_range() {
         bucket = NUM_TABLES;
         op_bucket = 0;
-        if (hdr.replay.op != OP_SAMPLE || meta.index == 0) {
-            if (hdr.replay.isValid() && hdr.replay.table_id < NUM_TABLES
-                && meta.status != STATUS_UNKNOWN_TABLE) {
-                bucket = (bit<32>)hdr.replay.table_id;
-            }
-            if (hdr.replay.op <= OP_LAST) {
-                op_bucket = (bit<32>)hdr.replay.op;
-            }
+    }
+
+    /* First matching row first: a SAMPLE's replies past 0 take neither; the
+     * table's bucket for a header naming a table below NUM_TABLES
+     * (table_id's bits from TABLE_BITS up clear) that is not UNKNOWN_TABLE;
+     * the op's for ops 0 .. OP_LAST (0 .. 7, 8 .. 9). */
+    table stats_buckets {
+        key = {
+            hdr.replay.op        : ternary;
+            meta.index           : ternary;
+            hdr.replay.isValid() : exact;
+            hdr.replay.table_id  : ternary;
+            meta.status          : ternary;
         }
+        actions = { by_table_and_op; by_op; by_table; out_of_range; }
+        const entries = {
+            (OP_SAMPLE, 0, true, 0 &&& TABLE_ID_HIGH, STATUS_UNKNOWN_TABLE) : by_op();
+            (OP_SAMPLE, 0, true, 0 &&& TABLE_ID_HIGH, _)                    : by_table_and_op();
+            (OP_SAMPLE, 0, true, _, _)                                      : by_op();
+            (OP_SAMPLE, 0, false, _, _)                                     : by_op();
+            (OP_SAMPLE, _, true, _, _)                                      : out_of_range();
+            (OP_SAMPLE, _, false, _, _)                                     : out_of_range();
+            (0 &&& 0xF8, _, true, 0 &&& TABLE_ID_HIGH, STATUS_UNKNOWN_TABLE) : by_op();
+            (0 &&& 0xF8, _, true, 0 &&& TABLE_ID_HIGH, _)                   : by_table_and_op();
+            (0 &&& 0xF8, _, true, _, _)                                     : by_op();
+            (0 &&& 0xF8, _, false, _, _)                                    : by_op();
+            (8 &&& 0xFE, _, true, 0 &&& TABLE_ID_HIGH, STATUS_UNKNOWN_TABLE) : by_op();
+            (8 &&& 0xFE, _, true, 0 &&& TABLE_ID_HIGH, _)                   : by_table_and_op();
+            (8 &&& 0xFE, _, true, _, _)                                     : by_op();
+            (8 &&& 0xFE, _, false, _, _)                                    : by_op();
+            (_, _, true, 0 &&& TABLE_ID_HIGH, STATUS_UNKNOWN_TABLE)         : out_of_range();
+            (_, _, true, 0 &&& TABLE_ID_HIGH, _)                            : by_table();
+        }
+        default_action = out_of_range();
+    }
+
+    apply {
+        stats_buckets.apply();
     }
 }
 
@@ -377,15 +426,27 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         meta.verdict = EGRESS_AGAIN;
         meta.redraw = 1;
         meta.copy_index = meta.index;
+        ENTRIES_FOLLOW
+    }
+
+    /* A request (or a copy on a later pass) has the index it came with. */
+    action keep_index() {
+        meta.index = meta.copy_index;
+    }
+
+    table index_source {
+        key = { meta.is_replica : exact; }
+        actions = { measure_copy; keep_index; }
+        const entries = {
+            1 : measure_copy();
+            0 : keep_index();
+        }
+        default_action = keep_index();   /* never taken */
     }
 
     apply {
         bit<8> op = hdr.replay.op;
-        if (meta.is_replica == 1) {
-            measure_copy();
-        } else {
-            meta.index = meta.copy_index;
-        }
+        index_source.apply();
         /* rid >= count */
         if (meta.is_replica == 1 && (op == OP_SAMPLE || op == OP_UPDATE_BATCH)
             && (meta.rid[15:8] != 0
@@ -460,7 +521,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 #endif
             else if (TALLY_PHASE) {
                 /* an UPDATE_BATCH entry's outcome (its status, carried) tallied */
-                meta.batch_state = BATCH_ENTRY;
                 tally.apply(hdr, meta);
             }
             else {
@@ -477,31 +537,29 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             }
 #endif
             /* an UPDATE_BATCH entry's last pass: its outcome tallied, if the
-             * request asked for an ACK (here, or in a pass of its own) */
+             * request asked for an ACK (here; in a pass of its own, the
+             * verdict's tally_next, when TALLY_IN_OWN_PHASE) */
+#if !TALLY_IN_OWN_PHASE
             if (op == OP_UPDATE_BATCH && BATCH_ENTRY_PASS && !MORE_PHASES) {
                 meta.batch_state = BATCH_ENTRY;
                 if ((hdr.replay.flags & FLAG_ACK) != 0) {
-#if TALLY_IN_OWN_PHASE
-                    meta.batch_state = BATCH_TALLY_NEXT;
-#else
                     tally.apply(hdr, meta);
-#endif
                 }
             }
+#endif
 
             bit<1> counted;
             verdict.apply(hdr, meta, counted);
 
             /* ---- stats ----------------------------------------------------------- */
             stats.apply(hdr, meta, bucket, op_bucket, counted);
+            AFTER_VERDICT   /* what the architecture decides by the verdict alone */
 
             if (meta.verdict == EGRESS_REPLY) {
                 reply.apply(hdr, meta, unwritten);
             } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
                     CARRY_TO_NEXT_PHASE
-                } else if (meta.batch_state == BATCH_TALLY_NEXT) {
-                    hdr.replay.status = meta.status;   /* the entry's outcome, to tally */
                 }
 #if EGRESS_ADDRESSES_REPLIES
                 if (meta.addressed == 1) {

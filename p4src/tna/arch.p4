@@ -62,8 +62,10 @@ typedef bit<32> sum_t;
     bit<32> path4; \
     bit<32> r4; \
     bit<32> over4; \
-    bit<8>  batch_done;    /* UPDATE_BATCH: its entries done, from the tally (tna/batch_tally.p4) */
-#define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry;
+    bit<32> batch_left;    /* UPDATE_BATCH: its entries still to tally (tna/batch_tally.p4) */ \
+    bit<1>  has_payload;   /* loop_h's (@pa_alias, replay_tna.p4): LoopFlags */ \
+    bit<1>  has_entries;
+#define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry; LoopFlags() loop_flags;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
 #define STORE_PHASE (meta.phase == PHASE_RECORD || meta.phase == PHASE_RECORD_HI)
@@ -85,6 +87,10 @@ typedef bit<32> sum_t;
 #define UNWRITTEN_RECORD_ENDS_READ meta.next_phase = NO_NEXT_PHASE;
 /* What a phase found, into the request's header for the next (tna/loop.p4). */
 #define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
+/* loop_h's flags, as soon as the verdict is known (tna/loop.p4, LoopFlags). */
+#define AFTER_VERDICT loop_flags.apply(hdr, meta);
+/* An UPDATE_BATCH copy's first pass loops with the batch's entries behind it. */
+#define ENTRIES_FOLLOW meta.has_entries = 1;
 /* The sum tree in parts (tna/sum_tree.p4), each where the service's branches
  * let it share stages: the root before the phase branches (phase 0 reads it,
  * phase 1 adds to it), the empty-tree check in phase 0's SAMPLE branch, an

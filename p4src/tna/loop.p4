@@ -20,13 +20,17 @@
 #ifndef REPLAY_TNA_LOOP_P4
 #define REPLAY_TNA_LOOP_P4
 
-/* Bound for LOOP_PORT: the addressing behind the replay header, which even a
- * request too short to hold one gets, to be answered in. */
-control ToLoopLayout(inout tna_headers_t hdr) {
-    ReplayHeaderPresent() header_present;
-
-    apply {
-        header_present.apply(hdr.replay.replay);
+/* Bound for LOOP_PORT after admission: the addressing behind the replay
+ * header, which even a request too short to hold one gets, to be answered
+ * in (ReplayHeaderPresent's), and the UPDATE_BATCH entries of a request not
+ * replicated out of the packet: a batch refused whole loops without them, as
+ * those of a batch cut short would be read past on the way back, into the
+ * addressing behind them (a batch admitted is replicated, mcast_grp not 0;
+ * another op, or a copy's later pass, has none to drop). One table, its
+ * actions the cases, keyed on what admission decides before its last steps
+ * (the INSERT limiter). */
+control ToLoopLayout(inout tna_headers_t hdr, in bit<16> mcast_grp) {
+    action move_addressing() {
         hdr.tail.ethernet = hdr.replay.ethernet;
         hdr.tail.ipv4 = hdr.replay.ipv4;
         hdr.tail.udp = hdr.replay.udp;
@@ -34,6 +38,81 @@ control ToLoopLayout(inout tna_headers_t hdr) {
         hdr.replay.ipv4.setInvalid();
         hdr.replay.udp.setInvalid();
         hdr.replay.packet_out.setInvalid();
+    }
+
+    action replicated() {
+        move_addressing();
+    }
+
+    action unreplicated() {
+        move_addressing();
+        DROP_ENTRIES(hdr.replay.batch)
+    }
+
+    action headerless() {
+        move_addressing();
+        hdr.replay.replay.setValid();
+        hdr.replay.replay.op = 0;
+        hdr.replay.replay.flags = 0;
+        hdr.replay.replay.table_id = 0;
+        hdr.replay.replay.count = 0;
+        hdr.replay.replay.request_id = 0;
+    }
+
+    table loop_layout {
+        key = {
+            hdr.replay.replay.isValid() : exact;
+            mcast_grp                   : ternary;
+        }
+        actions = { replicated; unreplicated; headerless; }
+        const entries = {
+            (false, _) : headerless();
+            (true, 0)  : unreplicated();
+            (true, _)  : replicated();
+        }
+        default_action = replicated();   /* never taken */
+    }
+
+    apply {
+        loop_layout.apply();
+    }
+}
+
+/* loop_h's flags (the service's metadata, @pa_alias in replay_tna.p4), as
+ * soon as the verdict is known, before the reply is built, so that they
+ * take no stage after it: whether a payload follows the replay header (an
+ * INSERT's or WRITE's reply sheds it: ReplyFields), and whether an
+ * UPDATE_BATCH's entries do, unparsed, until a copy picks its own: in the
+ * copies' first pass (a batch refused whole is not replicated, and loops
+ * without them). A dropped pass takes them nowhere. */
+control LoopFlags(in headers_t hdr, inout metadata_t meta) {
+    action flags(bit<1> has_payload, bit<1> has_entries) {
+        meta.has_payload = has_payload;
+        meta.has_entries = has_entries;
+    }
+
+    table loop_flags {
+        key = {
+            meta.verdict          : ternary;
+            hdr.replay.op         : ternary;
+            hdr.payload.isValid() : exact;
+            meta.is_replica       : ternary;
+        }
+        actions = { flags; }
+        const entries = {
+            (EGRESS_DROP, _, true, _)                : flags(0, 0);
+            (EGRESS_DROP, _, false, _)               : flags(0, 0);
+            (EGRESS_REPLY, OP_INSERT, true, _)       : flags(0, 0);
+            (EGRESS_REPLY, OP_WRITE, true, _)        : flags(0, 0);
+            (_, OP_UPDATE_BATCH, true, 1)            : flags(1, 1);
+            (_, OP_UPDATE_BATCH, false, 1)           : flags(0, 1);
+            (_, _, true, _)                          : flags(1, 0);
+        }
+        default_action = flags(0, 0);
+    }
+
+    apply {
+        loop_flags.apply();
     }
 }
 

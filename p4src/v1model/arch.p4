@@ -47,6 +47,8 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define MORE_PHASES false
 #define UNWRITTEN_RECORD_ENDS_READ
 #define CARRY_TO_NEXT_PHASE
+#define AFTER_VERDICT
+#define ENTRIES_FOLLOW
 /* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the
  * guard and the max (the service's TREE_* hooks; tna/arch.p4 splits it). */
 #define SUM_TREE_PHASE_PARTS
