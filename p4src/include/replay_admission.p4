@@ -27,7 +27,6 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         meta.min_size = min_size;
         meta.max_batch = max_batch;
         meta.default_mode = default_mode;
-        MARGIN(meta.batch_margin = max_batch - hdr.replay.count;)   /* SAMPLE's, for BELOW */
     }
 
     action unknown_table() {
@@ -113,11 +112,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
      * op needs too, as differences (headers.p4: BELOW). The op's needs come
      * negated, as the table's action data: a Tofino adds action data to a
      * field, it cannot subtract it. */
-    action measure_lengths(bit<16> minus_udp_need, bit<16> minus_ip_need, bit<1> priority) {
-        meta.status = STATUS_OK;
-        meta.mode = (bit<8>)hdr.replay.flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
-        /* An UPDATE always carries its priority (`priority`, by the op). */
-        meta.has_priority = hdr.replay.flags[2:2] | priority;   /* FLAG_HAS_PRIORITY */
+    action measure_lengths(bit<16> minus_udp_need, bit<16> minus_ip_need) {
         meta.udp_margin = hdr.udp.length - UDP_NEED;
         meta.ip_margin = hdr.ipv4.total_len - IP_NEED;
         meta.udp_margin_op = hdr.udp.length + minus_udp_need;   /* length - need */
@@ -127,53 +122,49 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
     /* What each op needs: INSERT and WRITE their payload, UPDATE_BATCH its
      * entries as the parser read them (min(count, MAX_UPDATE_BATCH) when the
      * frame holds them; fewer is TRUNCATED below anyway), the others their
-     * header alone; and whether the op always carries a priority (UPDATE,
-     * UPDATE_BATCH). The request's status starts OK here, its mode is its
-     * flags'. */
+     * header alone. */
     table request_lengths {
         key = { hdr.replay.op : exact; meta.entries_parsed : exact; }
         actions = { measure_lengths; }
         const entries = {
             (OP_INSERT, 0) : measure_lengths(-(UDP_NEED + PAYLOAD_BYTES),
-                                             -(IP_NEED + PAYLOAD_BYTES), 0);
+                                             -(IP_NEED + PAYLOAD_BYTES));
             (OP_WRITE, 0) : measure_lengths(-(UDP_NEED + PAYLOAD_BYTES),
-                                            -(IP_NEED + PAYLOAD_BYTES), 0);
+                                            -(IP_NEED + PAYLOAD_BYTES));
             (OP_UPDATE_BATCH, 1) : measure_lengths(-(UDP_NEED + 1 * ENTRY_BYTES),
-                                                 -(IP_NEED + 1 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 1 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 2) : measure_lengths(-(UDP_NEED + 2 * ENTRY_BYTES),
-                                                 -(IP_NEED + 2 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 2 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 3) : measure_lengths(-(UDP_NEED + 3 * ENTRY_BYTES),
-                                                 -(IP_NEED + 3 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 3 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 4) : measure_lengths(-(UDP_NEED + 4 * ENTRY_BYTES),
-                                                 -(IP_NEED + 4 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 4 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 5) : measure_lengths(-(UDP_NEED + 5 * ENTRY_BYTES),
-                                                 -(IP_NEED + 5 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 5 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 6) : measure_lengths(-(UDP_NEED + 6 * ENTRY_BYTES),
-                                                 -(IP_NEED + 6 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 6 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 7) : measure_lengths(-(UDP_NEED + 7 * ENTRY_BYTES),
-                                                 -(IP_NEED + 7 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 7 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 8) : measure_lengths(-(UDP_NEED + 8 * ENTRY_BYTES),
-                                                 -(IP_NEED + 8 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 8 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 9) : measure_lengths(-(UDP_NEED + 9 * ENTRY_BYTES),
-                                                 -(IP_NEED + 9 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 9 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 10) : measure_lengths(-(UDP_NEED + 10 * ENTRY_BYTES),
-                                                 -(IP_NEED + 10 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 10 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 11) : measure_lengths(-(UDP_NEED + 11 * ENTRY_BYTES),
-                                                 -(IP_NEED + 11 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 11 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 12) : measure_lengths(-(UDP_NEED + 12 * ENTRY_BYTES),
-                                                 -(IP_NEED + 12 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 12 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 13) : measure_lengths(-(UDP_NEED + 13 * ENTRY_BYTES),
-                                                 -(IP_NEED + 13 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 13 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 14) : measure_lengths(-(UDP_NEED + 14 * ENTRY_BYTES),
-                                                 -(IP_NEED + 14 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 14 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 15) : measure_lengths(-(UDP_NEED + 15 * ENTRY_BYTES),
-                                                 -(IP_NEED + 15 * ENTRY_BYTES), 1);
+                                                 -(IP_NEED + 15 * ENTRY_BYTES));
             (OP_UPDATE_BATCH, 16) : measure_lengths(-(UDP_NEED + 16 * ENTRY_BYTES),
-                                                 -(IP_NEED + 16 * ENTRY_BYTES), 1);
-            (OP_UPDATE_BATCH, 0) : measure_lengths(-UDP_NEED, -IP_NEED, 1);
-            (OP_UPDATE, 0) : measure_lengths(-UDP_NEED, -IP_NEED, 1);
+                                                 -(IP_NEED + 16 * ENTRY_BYTES));
         }
-        default_action = measure_lengths(-UDP_NEED, -IP_NEED, 0);
+        default_action = measure_lengths(-UDP_NEED, -IP_NEED);
     }
 
     action disabled() {
@@ -260,12 +251,20 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
 
     MARGIN(action measure_limits() {
         meta.slot_margin = hdr.replay.slot - meta.capacity;
+        meta.batch_margin = meta.max_batch - hdr.replay.count;
     })
 
     apply {
         bit<8> flags = hdr.replay.flags;
         bit<8> op = hdr.replay.op;
-        request_lengths.apply();   /* also: status OK, mode, has_priority */
+        request_lengths.apply();
+        meta.status = STATUS_OK;
+        meta.mode = (bit<8>)flags[FLAG_MODE_SHIFT + 1:FLAG_MODE_SHIFT];   /* FLAG_MODE_MASK */
+        /* An UPDATE always carries its priority. */
+        meta.has_priority = 0;
+        if ((flags & FLAG_HAS_PRIORITY) != 0 || op == OP_UPDATE || op == OP_UPDATE_BATCH) {
+            meta.has_priority = 1;
+        }
 
         /* ---- 1. checks ------------------------------------------------------ */
         /* The lengths' margins are below 0 (a length under what is needed; the
