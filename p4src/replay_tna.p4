@@ -12,19 +12,18 @@
  *             Ipv4Forwarding; a replay request (refusals too) goes to
  *             LOOP_PORT, its decisions in bridge_h. Ingress holds no replay
  *             state.
- *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index);
- *             UPDATE_BATCH of n entries: the same (rid = entry index); RESET:
+ *   PRE       SAMPLE n: n copies to LOOP_PORT (rid = reply index); RESET:
  *             RESET_FANOUT copies to LOOP_PORT (the controller's groups).
+ *             An UPDATE_BATCH goes to LOOP_PORT whole: its entries follow
+ *             each other (include/batch.p4).
  *   egress    on LOOP_PORT: ReplayService; the packet leaves with loop_h.
  *   ingress   loop_h.verdict EGRESS_REPLY: a finished reply, addressed
  *             (ReplyAddress, as v1model's ingress addresses a SAMPLE) and
  *             forwarded to the requester (or the CPU port); else the
  *             request's next pass: a
  *             SAMPLE reply drawn again (every draw overshot), the next RESET
- *             round, an UPDATE_BATCH copy after its first loop, which takes
- *             its own entry here (the parser extracts it alone:
- *             OwnEntryParser) and is admitted as that UPDATE. On its way
- *             through LOOP_PORT a replay packet carries its
+ *             round, an UPDATE_BATCH's next entry, admitted as that UPDATE.
+ *             On its way through LOOP_PORT a replay packet carries its
  *             addressing behind the replay header (tna/bridge.p4).
  *   egress    of the requester's port: forwarding only.
  * Broadcast copies are readdressed in the egress of their ports.
@@ -45,7 +44,6 @@
 #include "tna/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "include/batch.p4"
-#include "tna/batch_tally.p4"
 #include "tna/table_state.p4"
 #include "tna/sum_tree.p4"
 #include "tna/phases.p4"
@@ -75,16 +73,6 @@ control ReplayIngress(inout tna_headers_t hdr,
      * reads it, and admission answers it TRUNCATED, as on v1model. */
     Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) cut_short;
 
-    /* An UPDATE_BATCH copy back from its first loop: its own entry, which the
-     * parser extracted by the copy's index (OwnEntryParser), into the
-     * header's slot, stamp and priority, where admission and the service
-     * read an UPDATE's. */
-    action take_own_entry() {
-        hdr.replay.replay.slot = hdr.entry.slot;
-        hdr.replay.replay.stamp = hdr.entry.stamp;
-        hdr.replay.replay.priority = hdr.entry.priority;
-    }
-
     action replay_vip_hit() {
         meta.is_request = 1;
     }
@@ -101,10 +89,9 @@ control ReplayIngress(inout tna_headers_t hdr,
      * way's first steps, in one table (its actions pick the branch below):
      * a reply finished on LOOP_PORT, addressed here and on to the requester
      * (or the CPU port); the request's next phase (admitted already, back to
-     * the state; PHASE_TALLY brings an UPDATE_BATCH entry's outcome along in
-     * the header's status); a controller packet-out with an explicit port,
-     * sent there as is; anything else, admitted (a request drawn again, or
-     * an UPDATE_BATCH copy back from its first loop, comes from LOOP_PORT). */
+     * the state); a controller packet-out with an explicit port, sent there
+     * as is; anything else, admitted (a request drawn again, or an
+     * UPDATE_BATCH's next entry, comes from LOOP_PORT). */
     action deliver_to_requester() {
         meta.orig_port = hdr.loop.orig_port[8:0];
         meta.out_port = hdr.loop.orig_port[8:0];
@@ -128,11 +115,6 @@ control ReplayIngress(inout tna_headers_t hdr,
         hdr.replay.ipv4.setInvalid();
         hdr.replay.udp.setInvalid();
         hdr.replay.packet_out.setInvalid();
-    }
-
-    action tally_phase() {
-        next_phase();
-        meta.status = hdr.replay.replay.status;
     }
 
     action send_packet_out() {
@@ -159,13 +141,12 @@ control ReplayIngress(inout tna_headers_t hdr,
             hdr.replay.packet_out.egress_port : ternary;
         }
         actions = {
-            deliver_to_requester; deliver_to_cpu; next_phase; tally_phase;
+            deliver_to_requester; deliver_to_cpu; next_phase;
             send_packet_out; admit_looped; admit;
         }
         const entries = {
             (true, EGRESS_REPLY, _, 0, _, _)   : deliver_to_requester();
             (true, EGRESS_REPLY, _, 1, _, _)   : deliver_to_cpu();
-            (true, _, PHASE_TALLY, _, _, _)    : tally_phase();
             (true, _, 0, _, _, _)              : admit_looped();
             (true, _, _, _, _, _)              : next_phase();
             (false, _, _, _, true, 0)          : admit();
@@ -216,17 +197,19 @@ control ReplayIngress(inout tna_headers_t hdr,
             meta.mcast_grp               : ternary;
             meta.is_request              : ternary;
             hdr.replay.payload.isValid() : exact;
+            hdr.replay.replay.op         : ternary;
         }
         actions = { drop_packet; multicast; to_state; unicast; }
         const entries = {
-            (1, _, _, true)   : drop_packet(1);
-            (1, _, _, false)  : drop_packet(0);
-            (0, 0, 1, true)   : to_state(1);
-            (0, 0, 1, false)  : to_state(0);
-            (0, 0, 0, true)   : unicast(1);
-            (0, 0, 0, false)  : unicast(0);
-            (0, _, _, true)   : multicast(1);
-            (0, _, _, false)  : multicast(0);
+            (1, _, _, true, _)                 : drop_packet(1);
+            (1, _, _, false, _)                : drop_packet(0);
+            (0, _, 1, false, OP_UPDATE_BATCH)  : to_state(0);   /* whole: include/batch.p4 */
+            (0, 0, 1, true, _)                 : to_state(1);
+            (0, 0, 1, false, _)                : to_state(0);
+            (0, 0, 0, true, _)                 : unicast(1);
+            (0, 0, 0, false, _)                : unicast(0);
+            (0, _, _, true, _)                 : multicast(1);
+            (0, _, _, false, _)                : multicast(0);
         }
         default_action = unicast(0);   /* never taken */
     }
@@ -259,11 +242,8 @@ control ReplayIngress(inout tna_headers_t hdr,
                 } else if (hdr.replay.arp.isValid()) {
                     arp.apply(hdr.replay, meta);
                 } else if (meta.is_request == 1) {
-                    if (hdr.entry.isValid()) {
-                        take_own_entry();   /* a copy back from its first loop: the UPDATE of its entry */
-                    }
                     replay.apply(hdr.replay, meta);
-                    to_loop.apply(hdr, meta.mcast_grp);
+                    to_loop.apply(hdr, meta);
                 } else if (hdr.replay.ipv4.isValid()) {
                     ipv4.apply(hdr.replay, meta);
                 } else {
@@ -278,6 +258,9 @@ control ReplayIngress(inout tna_headers_t hdr,
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;
+        hdr.bridge.has_entries = meta.has_entries;
+        hdr.bridge.batch_applied = meta.batch_applied;
+        hdr.bridge.batch_stale = meta.batch_stale;
         hdr.bridge.redraw = meta.redraw;
         hdr.bridge.orig_port = (bit<16>)meta.orig_port;
         hdr.bridge.status = meta.status;
@@ -304,6 +287,8 @@ control ReplayIngress(inout tna_headers_t hdr,
 @pa_alias("egress", "hdr.loop.phase", "meta.next_phase")
 @pa_alias("egress", "hdr.loop.has_payload", "meta.has_payload")
 @pa_alias("egress", "hdr.loop.has_entries", "meta.has_entries")
+@pa_alias("egress", "hdr.loop.batch_applied", "meta.batch_applied")
+@pa_alias("egress", "hdr.loop.batch_stale", "meta.batch_stale")
 control ReplayEgress(inout tna_headers_t hdr,
                      inout metadata_t meta,
                      in egress_intrinsic_metadata_t eg_intr_md,

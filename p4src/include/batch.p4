@@ -1,22 +1,22 @@
 /*
- * batch.p4 -- an UPDATE_BATCH's entries: how a copy takes its own, and how a
- * packet sheds them.
+ * batch.p4 -- an UPDATE_BATCH's entries: how an UPDATE takes its own, and how
+ * a packet sheds them.
  *
- * An UPDATE_BATCH of n entries is replicated like SAMPLE n (admission: the
- * requester port's groups, rid 0 .. 2^k - 1, the copies past n dropped); each
- * copy is one entry's UPDATE, in a pass of its own. BatchPick writes entry
+ * v1model replicates an UPDATE_BATCH of n entries like SAMPLE n (admission:
+ * the requester port's groups, rid 0 .. 2^k - 1, the copies past n dropped);
+ * each copy is one entry's UPDATE, in a pass of its own. BatchPick writes entry
  * `index` (the copy's rid) into the header's slot, stamp and priority, where
  * the rest of the service reads an UPDATE's: a table keyed on the index with
- * one constant entry per entry, so no header is addressed by a run-time
- * index. v1model picks so, in the copy's egress pass (the entries travel
- * with every copy). TNA does not use it: on the ingress pass after the
- * copy's first loop its parser extracts the copy's own entry alone, by the
- * copy's index (tna/parser.p4, OwnEntryParser), which one action takes
- * (replay_tna.p4; tna/arch.p4, PICK_*).
- * Every copy's outcome is tallied (<arch>/batch_tally.p4), and the one that
+ * one constant entry per entry, so no header is addressed by a run-time index.
+ * The copies tally their outcomes (v1model/batch_tally.p4), and the one that
  * completes the tally answers for the batch, if the request asked for an ACK.
- * TNA tallies in a pass of its own after the entry's last (PHASE_TALLY,
- * tna/phases.p4), with the entry's status carried in the header's.
+ *
+ * TNA (BATCH_IN_SEQUENCE) sends the batch to LOOP_PORT whole and takes its
+ * entries one after the other off the front of the packet (TAKE_ENTRY): the
+ * egress parser extracts the front entry alone, as e0 (tna/parser.p4), so a
+ * pass holds one entry however many the batch has, and no pass needs a
+ * replica's tally. Admission still looks up the requester port's groups, as
+ * for a replicated batch, so that both programs refuse the same requests.
  */
 #ifndef REPLAY_BATCH_P4
 #define REPLAY_BATCH_P4
@@ -49,6 +49,20 @@ control BatchPick(inout headers_t hdr, in bit<8> index) {
         batch_entry.apply();
     }
 }
+
+/* BATCH_IN_SEQUENCE: the entry at the front of the batch's packet (e0) into
+ * the header's slot, stamp and priority, where the next pass's admission and
+ * state read an UPDATE's; the packet goes round without it, to be admitted
+ * again as that entry's UPDATE (redraw), with `more` saying whether entries
+ * still follow (loop_h.has_entries). Statements, for an action. */
+#define TAKE_ENTRY(more) \
+    hdr.replay.slot = hdr.batch.e0.slot; \
+    hdr.replay.stamp = hdr.batch.e0.stamp; \
+    hdr.replay.priority = hdr.batch.e0.priority; \
+    hdr.batch.e0.setInvalid(); \
+    meta.has_entries = more; \
+    meta.redraw = 1; \
+    meta.next_phase = NO_NEXT_PHASE;
 
 /* The entries out of the packet (a reply carries none): statements, for an
  * action (FOR_EACH_ENTRY's 16). */

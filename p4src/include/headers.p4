@@ -227,7 +227,9 @@ struct metadata_t {
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
     bit<2>  batch_state;     /* UPDATE_BATCH: BATCH_NONE, BATCH_ENTRY or BATCH_LAST */
-    bit<16> batch_counts;    /* ... the batch's tally once its last entry is done */
+    bit<16> batch_counts;    /* v1model: the batch's tally once its last entry is done */
+    bit<8>  batch_applied;   /* ... its entries applied, for the ACK's slot */
+    bit<8>  batch_stale;     /* ... and STALE, for its stamp (TNA: so far, loop_h) */
     sum_t   r;               /* prioritized draw, walked down the tree */
 
     /* egress: scratch of one action. Metadata, not action locals, so that

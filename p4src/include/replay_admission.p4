@@ -283,8 +283,10 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
         } else if (!hdr.payload.isValid() && (op == OP_INSERT || op == OP_WRITE)
                    || hdr.udp.length[15:15] == 0 && meta.udp_margin_op[15:15] == 1
                    || hdr.ipv4.total_len[15:15] == 0 && meta.ip_margin_op[15:15] == 1
-                   /* fewer than min(count, MAX_UPDATE_BATCH) entries in the frame */
-                   || op == OP_UPDATE_BATCH && meta.entries_parsed != hdr.replay.count
+                   /* fewer than min(count, MAX_UPDATE_BATCH) entries in the frame
+                    * (an entry admitted again, BATCH_ENTRY_ADMITTED, has fewer) */
+                   || op == OP_UPDATE_BATCH && meta.redraw == 0
+                      && meta.entries_parsed != hdr.replay.count
                       && meta.entries_parsed != MAX_UPDATE_BATCH) {
             meta.status = STATUS_TRUNCATED;
         } else if ((op == OP_READ || op == OP_WRITE || op == OP_RESET || op == OP_GET_STATE

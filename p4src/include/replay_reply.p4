@@ -130,8 +130,8 @@ control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritte
         meta.status = STATUS_OK;
         hdr.replay.status = STATUS_OK;
         hdr.replay.index = 0;
-        hdr.replay.slot = meta.slot;
-        hdr.replay.stamp = meta.stamp;
+        hdr.replay.slot = (bit<32>)meta.batch_applied;
+        hdr.replay.stamp = (bit<32>)meta.batch_stale;
         hdr.replay.priority = 0;
         hdr.replay.size = 0;
         hdr.replay.total = 0;

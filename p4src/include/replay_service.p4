@@ -8,11 +8,13 @@
  *   SAMPLE n   each of the n copies the PRE made (rid = reply index) draws its
  *              own sample: n egress passes, no recirculation. The PRE makes
  *              2^k >= n copies; the ones past n are dropped first thing.
- *   UPDATE_BATCH of n entries: replicated the same way; each copy is the
- *              UPDATE of entry rid (include/batch.p4: picked here on
- *              v1model, on the ingress pass after a first loop on TNA),
- *              tallied (<arch>/batch_tally.p4) when an ACK was asked for,
- *              and the copy that completes the tally answers.
+ *   UPDATE_BATCH of n entries: on v1model replicated the same way, each
+ *              copy the UPDATE of entry rid (include/batch.p4), tallied
+ *              (v1model/batch_tally.p4) when an ACK was asked for, and the
+ *              copy that completes the tally answers; on TNA
+ *              (BATCH_IN_SEQUENCE) one packet, whose entries follow each
+ *              other through LOOP_PORT, each admitted as an UPDATE and
+ *              tallied in the verdict of its last pass, the last answering.
  *   RESET      RESET_FANOUT copies per round (rid = slot - reset_base), each
  *              clearing one slot; the round's last copy recirculates for the
  *              next round, and the last copy of the last round answers.
@@ -29,7 +31,7 @@
  *                 (prioritized SAMPLE: ProportionalDraw, then the walk)
  *   SlotStore     slot_record_stamp, slot_record_priority, payload_p0 .. p7
  *                 (a reply's stamp, priority and payload: one record)
- *   BatchTally    (an UPDATE_BATCH entry's last pass, ACK asked) batch_tally
+ *   BatchTally    (v1model: an UPDATE_BATCH entry's last pass, ACK asked) batch_tally
  *   SampleStats   right after the record, for the SAMPLE reply this pass
  *                 sends: replay_sampled[table] per experience a SAMPLE
  *                 returns, replay_not_ready[table] per SAMPLE reply answered
@@ -177,16 +179,27 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
         meta.reset_base = meta.reset_base + RESET_FANOUT;
     }
 
-#if TALLY_IN_OWN_PHASE
-    /* An UPDATE_BATCH entry done, to be tallied in a pass of its own, where it
-     * is counted; that pass is no longer the entry's (BATCH_ENTRY_PASS). */
-    action tally_next() {
+#if BATCH_IN_SEQUENCE
+    /* An UPDATE_BATCH entry's last pass, with entries after it: its outcome
+     * tallied (applied, stale: 1 or 0), and the next entry taken off the front
+     * of the packet (TakeEntry): the packet goes round to be admitted as that
+     * entry's UPDATE. meta.index is the entries left after this one. */
+    action next_entry(bit<8> applied, bit<8> stale, bit<1> more) {
         meta.verdict = EGRESS_AGAIN;
-        counted = 0;
-        hdr.replay.status = meta.status;   /* the entry's outcome, to tally */
-        meta.next_phase = PHASE_TALLY;
-        meta.copy_index = meta.index;
-        meta.redraw = 0;
+        counted = 1;
+        meta.batch_applied = meta.batch_applied + applied;
+        meta.batch_stale = meta.batch_stale + stale;
+        meta.copy_index = meta.index - 1;
+        TAKE_ENTRY(more)
+    }
+
+    /* The batch's last entry, ACK asked: its outcome tallied, and the ACK. */
+    action last_entry(bit<8> applied, bit<8> stale) {
+        meta.verdict = EGRESS_REPLY;
+        counted = 1;
+        meta.batch_applied = meta.batch_applied + applied;
+        meta.batch_stale = meta.batch_stale + stale;
+        meta.batch_state = BATCH_LAST;
     }
 #endif
 
@@ -204,8 +217,9 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
      * refused SAMPLE answers once (reply 0), a RESET at the last copy of its
      * last round, an INSERT or UPDATE (done or stale) only when it asked for
      * an ACK (counted either way), an UPDATE_BATCH entry (each counted) only
-     * when it completed its batch's tally, a refused UPDATE_BATCH once;
-     * everything else answers. */
+     * when it completed its batch's tally (BATCH_IN_SEQUENCE: the last entry,
+     * when the batch asked for an ACK; the others go on to the next entry), a
+     * refused UPDATE_BATCH once; everything else answers. */
     table replay_verdict {
         key = {
             hdr.replay.op    : ternary;
@@ -215,22 +229,30 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
             meta.reset_base  : ternary;
             hdr.replay.flags : ternary;
             meta.batch_state : ternary;
-            meta.redraw      : ternary;   /* an UPDATE_BATCH entry's pass (TALLY_IN_OWN_PHASE) */
+            meta.redraw      : ternary;   /* an UPDATE_BATCH entry's pass (BATCH_IN_SEQUENCE) */
         }
         actions = {
             draw_again; next_round; reply; drop;
-#if TALLY_IN_OWN_PHASE
-            tally_next;
+#if BATCH_IN_SEQUENCE
+            next_entry; last_entry;
 #endif
         }
         const entries = {
             (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_LAST, _)  : reply(1);
             (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_ENTRY, _) : drop(1);
-#if TALLY_IN_OWN_PHASE
-            /* an entry's last pass (not MORE_PHASES): tallied next if the
-             * batch asked for an ACK, else done */
-            (OP_UPDATE_BATCH, _, _, _, _, FLAG_ACK &&& FLAG_ACK, _, 1) : tally_next();
-            (OP_UPDATE_BATCH, _, _, _, _, _, _, 1) : drop(1);
+#if BATCH_IN_SEQUENCE
+            /* an entry's last pass (not MORE_PHASES), by its outcome and the
+             * entries left after it (meta.index) */
+            (OP_UPDATE_BATCH, STATUS_OK, _, 1, _, _, _, 1)     : next_entry(1, 0, 0);
+            (OP_UPDATE_BATCH, STATUS_STALE, _, 1, _, _, _, 1)  : next_entry(0, 1, 0);
+            (OP_UPDATE_BATCH, _, _, 1, _, _, _, 1)             : next_entry(0, 0, 0);
+            (OP_UPDATE_BATCH, STATUS_OK, _, 0, _, FLAG_ACK &&& FLAG_ACK, _, 1)    : last_entry(1, 0);
+            (OP_UPDATE_BATCH, STATUS_STALE, _, 0, _, FLAG_ACK &&& FLAG_ACK, _, 1) : last_entry(0, 1);
+            (OP_UPDATE_BATCH, _, _, 0, _, FLAG_ACK &&& FLAG_ACK, _, 1)            : last_entry(0, 0);
+            (OP_UPDATE_BATCH, _, _, 0, _, _, _, 1)             : drop(1);
+            (OP_UPDATE_BATCH, STATUS_OK, _, _, _, _, _, 1)     : next_entry(1, 0, 1);
+            (OP_UPDATE_BATCH, STATUS_STALE, _, _, _, _, _, 1)  : next_entry(0, 1, 1);
+            (OP_UPDATE_BATCH, _, _, _, _, _, _, 1)             : next_entry(0, 0, 1);
 #endif
             (OP_SAMPLE, STATUS_OK, 0, _, _, _, _, _)   : draw_again();
             (OP_SAMPLE, _, _, 0, _, _, _, _)           : reply(1);
@@ -399,7 +421,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 #if PICK_IN_EGRESS
     BatchPick() pick;
 #endif
+#if !BATCH_IN_SEQUENCE
     BatchTally() tally;
+#endif
 
     ReplayStats() stats;
     SampleStats() sample_stats;
@@ -419,15 +443,24 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         meta.size_margin = meta.size - meta.min_size;
     })
 
-    /* An UPDATE_BATCH copy's first pass on an architecture that picks its entry
-     * on the next ingress pass (PICK_IN_EGRESS 0): round again, as one copy
-     * (redraw: admitted again, not replicated) of index copy_index. */
-    action pick_round() {
+#if BATCH_IN_SEQUENCE
+    /* An UPDATE_BATCH's first pass: entry 0 taken (TAKE_ENTRY, include/batch.p4),
+     * and count - 1 entries left after it (copy_index). */
+    action first_entry(bit<1> more) {
         meta.verdict = EGRESS_AGAIN;
-        meta.redraw = 1;
-        meta.copy_index = meta.index;
-        ENTRIES_FOLLOW
+        meta.copy_index = hdr.replay.count - 1;
+        TAKE_ENTRY(more)
     }
+
+    table batch_first_entry {
+        key = { hdr.replay.count : exact; }
+        actions = { first_entry; }
+        const entries = {
+            1 : first_entry(0);
+        }
+        default_action = first_entry(1);
+    }
+#endif
 
     /* A request (or a copy on a later pass) has the index it came with. */
     action keep_index() {
@@ -452,8 +485,10 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             && (meta.rid[15:8] != 0
                 || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
+#if BATCH_IN_SEQUENCE
         } else if (BATCH_PICK_PASS) {
-            pick_round();
+            batch_first_entry.apply();
+#endif
         } else {
 #if PICK_IN_EGRESS
             /* an UPDATE_BATCH copy: the UPDATE of entry rid (slot < capacity) */
@@ -519,10 +554,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 sample_stats.apply(hdr, meta, unwritten);
             }
 #endif
-            else if (TALLY_PHASE) {
-                /* an UPDATE_BATCH entry's outcome (its status, carried) tallied */
-                tally.apply(hdr, meta);
-            }
             else {
                 TREE_IN_LATER_PHASES
             }
@@ -537,9 +568,8 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             }
 #endif
             /* an UPDATE_BATCH entry's last pass: its outcome tallied, if the
-             * request asked for an ACK (here; in a pass of its own, the
-             * verdict's tally_next, when TALLY_IN_OWN_PHASE) */
-#if !TALLY_IN_OWN_PHASE
+             * request asked for an ACK (BATCH_IN_SEQUENCE: in the verdict) */
+#if !BATCH_IN_SEQUENCE
             if (op == OP_UPDATE_BATCH && BATCH_ENTRY_PASS && !MORE_PHASES) {
                 meta.batch_state = BATCH_ENTRY;
                 if ((hdr.replay.flags & FLAG_ACK) != 0) {

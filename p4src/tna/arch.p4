@@ -62,9 +62,8 @@ typedef bit<32> sum_t;
     bit<32> path4; \
     bit<32> r4; \
     bit<32> over4; \
-    bit<32> batch_left;    /* UPDATE_BATCH: its entries still to tally (tna/batch_tally.p4) */ \
     bit<1>  has_payload;   /* loop_h's (@pa_alias, replay_tna.p4): LoopFlags */ \
-    bit<1>  has_entries;
+    bit<1>  has_entries;   /* an UPDATE_BATCH's entries follow the replay header */
 #define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry; LoopFlags() loop_flags;
 #define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
@@ -89,8 +88,6 @@ typedef bit<32> sum_t;
 #define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
 /* loop_h's flags, as soon as the verdict is known (tna/loop.p4, LoopFlags). */
 #define AFTER_VERDICT loop_flags.apply(hdr, meta);
-/* An UPDATE_BATCH copy's first pass loops with the batch's entries behind it. */
-#define ENTRIES_FOLLOW meta.has_entries = 1;
 /* The sum tree in parts (tna/sum_tree.p4), each where the service's branches
  * let it share stages: the root before the phase branches (phase 0 reads it,
  * phase 1 adds to it), the empty-tree check in phase 0's SAMPLE branch, an
@@ -111,22 +108,21 @@ typedef bit<32> sum_t;
  * to draw again keeps its request's addressing untouched. */
 #define EGRESS_ADDRESSES_REPLIES 0
 
-/* An UPDATE_BATCH copy's first pass (a replica) goes round at once: its entry
- * lies past what the egress parser on LOOP_PORT reaches (160 bytes), and the
- * ingress pass after it picks it (replay_tna.p4) and admits the copy again,
- * as one UPDATE (redraw: not replicated again) whose slot admission checks.
- * Its later passes are the entry's (its last one tallies it). */
+/* An UPDATE_BATCH goes to LOOP_PORT whole (tna/loop.p4, ingress's
+ * tm_verdict: not replicated), and its entries follow each other
+ * (include/batch.p4): its first pass (BATCH_PICK_PASS) takes entry 0 off the
+ * front of the packet, and each entry's last pass takes the next one
+ * (the verdict's next_entry); the packet goes round to be admitted again as
+ * that entry's UPDATE (redraw: BATCH_ENTRY_ADMITTED, whose slot admission
+ * checks), and an entry's outcome is tallied in the verdict of its last pass
+ * (batch_applied, batch_stale: loop_h and bridge_h carry them), the last
+ * entry's answering. copy_index is the entries left after the current one. */
 #define PICK_IN_EGRESS 0
-#define BATCH_PICK_PASS (hdr.replay.op == OP_UPDATE_BATCH && meta.is_replica == 1)
+#define BATCH_IN_SEQUENCE 1
+#define BATCH_PICK_PASS \
+    (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 0 && meta.status == STATUS_OK)
 #define BATCH_ENTRY_PASS (meta.redraw == 1)
 #define BATCH_ENTRY_ADMITTED (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 1)
-/* An entry's outcome is tallied (tna/batch_tally.p4) in a pass of its own
- * after its last, PHASE_TALLY, with its status carried in the header's
- * (ingress restores it): at the start of a pass the tally's chain of steps
- * (outcome, cell, counts, comparison) shares the stages of the others'
- * branches, where after an entry's state it would follow them. */
-#define TALLY_IN_OWN_PHASE 1
-#define TALLY_PHASE (meta.phase == PHASE_TALLY)
 
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */

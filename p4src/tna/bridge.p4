@@ -13,27 +13,30 @@
  *
  * Byte layouts (padding fields make each header whole bytes):
  *   bridge_h  1 B flags (is_replica, is_request, from_cpu, has_priority,
- *             redraw, has_payload) | 2 B orig_port | 1 B status | 1 B mode | 1 B copy_index |
- *             1 B phase | 1 B redraws | 4 B capacity | 4 B min_size |
- *             4 B reset_base                                          = 20 B
+ *             redraw, has_payload, has_entries) | 2 B orig_port | 1 B status |
+ *             1 B mode | 1 B copy_index | 1 B phase | 1 B redraws |
+ *             1 B batch_applied | 1 B batch_stale | 4 B capacity |
+ *             4 B min_size | 4 B reset_base                           = 22 B
  *   loop_h    1 B each has_payload, redraw, verdict, from_cpu (each in
  *             the byte's low bits) |
  *             2 B orig_port | 1 B copy_index | 1 B phase | 1 B mode |
- *             1 B redraws | 4 B reset_base | 1 B has_entries        = 17 B
+ *             1 B redraws | 4 B reset_base | 1 B has_entries |
+ *             1 B batch_applied | 1 B batch_stale                   = 19 B
  *
  * A replay packet on its way through LOOP_PORT is laid out
  *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [entry_h x n]?
  *   [Ethernet IPv4 UDP]
- * so that the egress parser reads the replay header and payload and nothing
- * else: Tofino 1's egress parser looks at most 160 bytes deep (egress
- * intrinsic metadata 27 + bridge_h 20 + replay_h 36 + payload 64 = 147). The
- * ingress pass that delivers the reply puts the addressing back in front.
- * An UPDATE_BATCH's entries (up to 16 x 12 = 192 bytes) ride unparsed through
- * the egress passes until the ingress pass after a copy's first loop, whose
- * parser skips past them all (16 + 17 + 36 + 192 = 261 bytes deep) and
- * extracts the copy's own alone (tna/parser.p4, OwnEntryParser); the copy
- * goes on without them. Only the first ingress pass extracts all of them,
- * and only to emit them again: no table reads them.
+ * so that the egress parser reads the replay header and payload, or an
+ * UPDATE_BATCH's front entry, and nothing else: Tofino 1's egress parser
+ * looks at most 160 bytes deep (egress intrinsic metadata 27 + bridge_h 22 +
+ * replay_h 36 + payload 64 = 149). The ingress pass that delivers the reply
+ * puts the addressing back in front. An UPDATE_BATCH's entries (up to 16 x 12
+ * = 192 bytes) ride behind the replay header: the egress parser extracts the
+ * front one alone (as e0), which the pass that takes it does not emit
+ * (include/batch.p4, TAKE_ENTRY); the ingress parser extracts those left
+ * (copy_index of them) and emits them again, to reach the addressing behind
+ * them (ingress holds all 16 anyway, for a batch's first pass): no table
+ * reads them there.
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4
@@ -46,12 +49,15 @@ header bridge_h {
     bit<1>  has_priority;
     bit<1>  redraw;          /* a SAMPLE reply drawn again: reply copy_index */
     bit<1>  has_payload;     /* replay_h is followed by a replay_payload_h */
+    bit<1>  has_entries;     /* ... or by an UPDATE_BATCH's entries */
     bit<16> orig_port;       /* a 9-bit port, in a container of its own */
     bit<8>  status;
     bit<8>  mode;
-    bit<8>  copy_index;
+    bit<8>  copy_index;      /* UPDATE_BATCH: the entries left after this one */
     bit<8>  phase;           /* the request's phase this pass (tna/phases.p4) */
     bit<8>  redraws;         /* SAMPLE: passes this reply went round to draw again */
+    bit<8>  batch_applied;   /* UPDATE_BATCH: its entries applied so far */
+    bit<8>  batch_stale;     /* ... and STALE */
     bit<32> capacity;
     bit<32> min_size;
     bit<32> reset_base;
@@ -59,9 +65,9 @@ header bridge_h {
 
 /* Every field in a byte of its own, with padding (an egress action may write
  * a PHV container from at most two sources: bits packed from several fields
- * and constants are more than that). Egress writes only has_payload and
- * has_entries: the egress parser fills in what the header carries unchanged,
- * and redraw, verdict, phase, copy_index, redraws and reset_base are the
+ * and constants are more than that). The egress parser fills in what the
+ * header carries unchanged, and has_payload, has_entries, redraw, verdict,
+ * phase, copy_index, redraws, reset_base and the batch's counts are the
  * egress's own metadata fields (@pa_alias in replay_tna.p4), so that no table
  * after the verdict copies them. */
 header loop_h {
@@ -81,6 +87,8 @@ header loop_h {
     bit<32> reset_base;
     bit<7>  pad4;
     bit<1>  has_entries;     /* replay_h is followed by an UPDATE_BATCH's entries */
+    bit<8>  batch_applied;   /* UPDATE_BATCH: its entries applied so far */
+    bit<8>  batch_stale;     /* ... and STALE */
 }
 
 /* A replay packet's addressing while it goes through LOOP_PORT: after the
@@ -92,16 +100,12 @@ struct tail_t {
     udp_h      udp;
 }
 
-/* The TNA program's header stack: its own headers around the shared ones,
- * and an UPDATE_BATCH copy's own entry, which the ingress parser extracts on
- * the pass that picks it (tna/parser.p4, OwnEntryParser) and no deparser
- * emits. */
+/* The TNA program's header stack: its own headers around the shared ones. */
 struct tna_headers_t {
     bridge_h  bridge;
     loop_h    loop;
     headers_t replay;
     tail_t    tail;
-    entry_h   entry;
 }
 
 #endif

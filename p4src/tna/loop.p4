@@ -21,15 +21,15 @@
 #define REPLAY_TNA_LOOP_P4
 
 /* Bound for LOOP_PORT after admission: the addressing behind the replay
- * header, which even a request too short to hold one gets, to be answered
- * in (ReplayHeaderPresent's), and the UPDATE_BATCH entries of a request not
- * replicated out of the packet: a batch refused whole loops without them, as
- * those of a batch cut short would be read past on the way back, into the
- * addressing behind them (a batch admitted is replicated, mcast_grp not 0;
- * another op, or a copy's later pass, has none to drop). One table, its
- * actions the cases, keyed on what admission decides before its last steps
- * (the INSERT limiter). */
-control ToLoopLayout(inout tna_headers_t hdr, in bit<16> mcast_grp) {
+ * header (and an UPDATE_BATCH's entries: tna/bridge.p4), which even a request
+ * too short to hold one gets, to be answered in (ReplayHeaderPresent's). An
+ * admitted batch (its group found, mcast_grp not 0) loops with its entries
+ * (has_entries), as does an entry admitted again (the entries after it, as
+ * the loop parser read them, loop_h's has_entries); any other request loops
+ * without what the parser read of a batch's entries: a batch refused whole
+ * is answered without them. One table, its actions the cases, keyed on what
+ * admission decides before its last steps (the INSERT limiter). */
+control ToLoopLayout(inout tna_headers_t hdr, inout metadata_t meta) {
     action move_addressing() {
         hdr.tail.ethernet = hdr.replay.ethernet;
         hdr.tail.ipv4 = hdr.replay.ipv4;
@@ -40,11 +40,16 @@ control ToLoopLayout(inout tna_headers_t hdr, in bit<16> mcast_grp) {
         hdr.replay.packet_out.setInvalid();
     }
 
-    action replicated() {
+    action as_is() {
         move_addressing();
     }
 
-    action unreplicated() {
+    action with_entries() {
+        move_addressing();
+        meta.has_entries = 1;
+    }
+
+    action without_entries() {
         move_addressing();
         DROP_ENTRIES(hdr.replay.batch)
     }
@@ -62,15 +67,18 @@ control ToLoopLayout(inout tna_headers_t hdr, in bit<16> mcast_grp) {
     table loop_layout {
         key = {
             hdr.replay.replay.isValid() : exact;
-            mcast_grp                   : ternary;
+            hdr.replay.replay.op        : ternary;
+            meta.redraw                 : ternary;
+            meta.mcast_grp              : ternary;
         }
-        actions = { replicated; unreplicated; headerless; }
+        actions = { as_is; with_entries; without_entries; headerless; }
         const entries = {
-            (false, _) : headerless();
-            (true, 0)  : unreplicated();
-            (true, _)  : replicated();
+            (false, _, _, _)              : headerless();
+            (true, OP_UPDATE_BATCH, 1, _) : as_is();
+            (true, _, _, 0)               : without_entries();
+            (true, OP_UPDATE_BATCH, _, _) : with_entries();
         }
-        default_action = replicated();   /* never taken */
+        default_action = as_is();
     }
 
     apply {
@@ -78,17 +86,15 @@ control ToLoopLayout(inout tna_headers_t hdr, in bit<16> mcast_grp) {
     }
 }
 
-/* loop_h's flags (the service's metadata, @pa_alias in replay_tna.p4), as
- * soon as the verdict is known, before the reply is built, so that they
- * take no stage after it: whether a payload follows the replay header (an
- * INSERT's or WRITE's reply sheds it: ReplyFields), and whether an
- * UPDATE_BATCH's entries do, unparsed, until a copy picks its own: in the
- * copies' first pass (a batch refused whole is not replicated, and loops
- * without them). A dropped pass takes them nowhere. */
+/* loop_h's has_payload (the service's metadata, @pa_alias in replay_tna.p4),
+ * as soon as the verdict is known, before the reply is built, so that it
+ * takes no stage after it: whether a payload follows the replay header (an
+ * INSERT's or WRITE's reply sheds it: ReplyFields). A dropped pass takes it
+ * nowhere. (has_entries comes with the pass, or from the step that takes an
+ * UPDATE_BATCH's entry: include/batch.p4.) */
 control LoopFlags(in headers_t hdr, inout metadata_t meta) {
-    action flags(bit<1> has_payload, bit<1> has_entries) {
+    action flags(bit<1> has_payload) {
         meta.has_payload = has_payload;
-        meta.has_entries = has_entries;
     }
 
     table loop_flags {
@@ -96,19 +102,15 @@ control LoopFlags(in headers_t hdr, inout metadata_t meta) {
             meta.verdict          : ternary;
             hdr.replay.op         : ternary;
             hdr.payload.isValid() : exact;
-            meta.is_replica       : ternary;
         }
         actions = { flags; }
         const entries = {
-            (EGRESS_DROP, _, true, _)                : flags(0, 0);
-            (EGRESS_DROP, _, false, _)               : flags(0, 0);
-            (EGRESS_REPLY, OP_INSERT, true, _)       : flags(0, 0);
-            (EGRESS_REPLY, OP_WRITE, true, _)        : flags(0, 0);
-            (_, OP_UPDATE_BATCH, true, 1)            : flags(1, 1);
-            (_, OP_UPDATE_BATCH, false, 1)           : flags(0, 1);
-            (_, _, true, _)                          : flags(1, 0);
+            (EGRESS_DROP, _, true)          : flags(0);
+            (EGRESS_REPLY, OP_INSERT, true) : flags(0);
+            (EGRESS_REPLY, OP_WRITE, true)  : flags(0);
+            (_, _, true)                    : flags(1);
         }
-        default_action = flags(0, 0);
+        default_action = flags(0);
     }
 
     apply {

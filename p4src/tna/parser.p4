@@ -5,11 +5,11 @@
  *
  *   ingress   intrinsic metadata, port metadata (skipped), then by port:
  *             LOOP_PORT -> loop_h, the replay header and payload or an
- *             UPDATE_BATCH's entries, the addressing (into the stack's own
- *             headers); CPU_PORT -> packet_out; then the stack.
+ *             UPDATE_BATCH's entries left, the addressing (into the stack's
+ *             own headers); CPU_PORT -> packet_out; then the stack.
  *   egress    intrinsic metadata, bridge_h (every packet carries one), then a
- *             replay request's replay header and payload, or another packet's
- *             Ethernet to UDP.
+ *             replay request's replay header and payload or an UPDATE_BATCH's
+ *             front entry, or another packet's Ethernet to UDP.
  * A header cut short ends parsing and sets the parser error; admission then
  * answers TRUNCATED from the headers' length fields, as on v1model. (Whether a
  * Tofino drops such packets before ingress depends on its parser error
@@ -18,70 +18,13 @@
 #ifndef REPLAY_TNA_PARSER_P4
 #define REPLAY_TNA_PARSER_P4
 
-/* A copy's own entry, on the ingress pass after its first loop (tna/bridge.p4
- * has the layout): the batch's min(count, MAX_UPDATE_BATCH) entries lie
- * between the replay header and the addressing. The copy's index (its rid,
- * carried as copy_index) picks own_<i>, which skips the i entries before its
- * own in one advance and extracts it into `entry`; after_<i> then ends at the
- * batch's last entry or skips the next one (skip_<i + 1>), so that the parser
- * stands at the addressing. Skipped entries are consumed: the copy goes on
- * without them. `parsed` is set once on each path (entries_<n>, or after the
- * 16th entry), as in EntriesParser (include/parser.p4), which admission
- * checks again for the copy. One entry_h in the PHV, whichever the copy. */
-const bit<32> ENTRY_BITS = ENTRY_BYTES * 8;   /* what pkt.advance takes */
-
-#define OWN_ENTRY_CASE(i) i: own_##i;
-#define OWN_ENTRY_STATES(i, next) \
-    state own_##i { \
-        pkt.advance(i * ENTRY_BITS); \
-        pkt.extract(entry); \
-        transition after_##i; \
-    } \
-    state after_##i { \
-        transition select(count) { \
-            next: entries_##next; \
-            default: skip_##next; \
-        } \
-    } \
-    state skip_##next { \
-        pkt.advance(ENTRY_BITS); \
-        transition after_##next; \
-    } \
-    state entries_##next { \
-        parsed = next; \
-        transition accept; \
-    }
-#define LAST_OWN_ENTRY_STATES(i) \
-    state own_##i { \
-        pkt.advance(i * ENTRY_BITS); \
-        pkt.extract(entry); \
-        transition after_##i; \
-    } \
-    state after_##i { \
-        parsed = MAX_UPDATE_BATCH; \
-        transition accept; \
-    }
-
-parser OwnEntryParser(packet_in pkt, in bit<8> count, in bit<8> index,
-                      out entry_h entry, inout bit<8> parsed) {
-    state start {
-        transition select(index) {
-            FOR_EACH_ENTRY(OWN_ENTRY_CASE)
-            default: accept;   /* never: admission replicates at most 16 */
-        }
-    }
-
-    FOR_EACH_ENTRY_STEP(OWN_ENTRY_STATES)
-    FOR_LAST_ENTRY(LAST_OWN_ENTRY_STATES)
-}
-
 parser ReplayIngressParser(packet_in pkt,
                            out tna_headers_t hdr,
                            out metadata_t meta,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     ReplayHeaderParser() headers;
     AddressHeaderParser() address;
-    OwnEntryParser() own_entry;
+    EntriesParser() entries_left;
 
     /* The intrinsic metadata the shared controls read goes into meta here
      * too (but the request's port, orig_port: the reply's packet_in header
@@ -112,6 +55,9 @@ parser ReplayIngressParser(packet_in pkt,
         meta.redraw = hdr.loop.redraw;
         meta.copy_index = hdr.loop.copy_index;
         meta.reset_base = hdr.loop.reset_base;
+        meta.has_entries = hdr.loop.has_entries;
+        meta.batch_applied = hdr.loop.batch_applied;
+        meta.batch_stale = hdr.loop.batch_stale;
         pkt.extract(hdr.replay.replay);
         transition select(hdr.loop.has_payload, hdr.loop.has_entries) {
             (1, _): parse_loop_payload;
@@ -125,9 +71,10 @@ parser ReplayIngressParser(packet_in pkt,
         transition parse_tail;
     }
 
+    /* An UPDATE_BATCH's entries left (copy_index of them), read only to reach
+     * the addressing behind them, and emitted again. */
     state parse_loop_entries {
-        own_entry.apply(pkt, hdr.replay.replay.count, hdr.loop.copy_index, hdr.entry,
-                        meta.entries_parsed);
+        entries_left.apply(pkt, hdr.loop.copy_index, hdr.replay.batch, meta.entries_parsed);
         transition parse_tail;
     }
 
@@ -196,6 +143,9 @@ parser ReplayEgressParser(packet_in pkt,
         meta.min_size = hdr.bridge.min_size;
         meta.reset_base = hdr.bridge.reset_base;
         meta.redraws = hdr.bridge.redraws;
+        meta.has_entries = hdr.bridge.has_entries;
+        meta.batch_applied = hdr.bridge.batch_applied;
+        meta.batch_stale = hdr.bridge.batch_stale;
         meta.rid = eg_intr_md.egress_rid;
         meta.egress_port = eg_intr_md.egress_port;
         transition select(hdr.bridge.is_request, hdr.bridge.from_cpu) {
@@ -218,10 +168,18 @@ parser ReplayEgressParser(packet_in pkt,
         hdr.loop.pad3 = 0;
         hdr.loop.pad4 = 0;
         pkt.extract(hdr.replay.replay);
-        transition select(hdr.bridge.has_payload) {
-            1: parse_request_payload;
+        transition select(hdr.bridge.has_payload, hdr.bridge.has_entries) {
+            (1, _): parse_request_payload;
+            (0, 1): parse_front_entry;
             default: accept;
         }
+    }
+
+    /* An UPDATE_BATCH's front entry, as e0: the pass that takes it does not
+     * emit it (include/batch.p4, TAKE_ENTRY); the rest follow unparsed. */
+    state parse_front_entry {
+        pkt.extract(hdr.replay.batch.e0);
+        transition accept;
     }
 
     /* The payload of an INSERT or WRITE, or the record an earlier pass read. */
@@ -242,11 +200,9 @@ parser ReplayEgressParser(packet_in pkt,
 }
 
 /* The IPv4 checksum of a header the switch rewrote, then the headers: on
- * LOOP_PORT loop_h and the replay header and payload (the addressing follows,
- * unparsed), elsewhere the addressing (the rest follows, unparsed). Every
- * header of the stack but an UPDATE_BATCH's entries, which the egress parser
- * never extracts (they follow unparsed): a deparser that emitted them would
- * hold them in the egress PHV. */
+ * LOOP_PORT loop_h and the replay header and payload or an UPDATE_BATCH's
+ * front entry (the entries after it and the addressing follow, unparsed),
+ * elsewhere the addressing (the rest follows, unparsed). */
 control ReplayEgressDeparser(packet_out pkt,
                              inout tna_headers_t hdr,
                              in metadata_t meta,
@@ -266,6 +222,7 @@ control ReplayEgressDeparser(packet_out pkt,
         pkt.emit(hdr.replay.udp);
         pkt.emit(hdr.replay.replay);
         pkt.emit(hdr.replay.payload);
+        pkt.emit(hdr.replay.batch.e0);
     }
 }
 

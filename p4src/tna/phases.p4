@@ -16,9 +16,6 @@
  *             cleared, or read: its stamp, priority and low payload halves
  *   PHASE_RECORD_HI  a read's high payload halves and the stamp again
  *             (tna/slot_store.p4), last
- *   PHASE_TALLY  after an UPDATE_BATCH entry's last (phase 0 if STALE or
- *             refused, else PHASE_RECORD), when the batch asked for an ACK:
- *             the entry's outcome tallied (tna/batch_tally.p4), nothing else
  * (tna/sum_tree.p4 lists the levels). The slot record has a pass of its own
  * (RECORD_IN_OWN_PHASE), so that its 10 arrays share stages with phase 0's
  * and the levels' instead of following them. A request that is refused,
@@ -34,7 +31,6 @@
 const bit<8> PHASE_RECORD = 7;
 const bit<8> PHASE_RECORD_HI = 8;  /* a read's second pass: the high payload halves */
 const bit<8> PHASE_DRAW = 6;
-const bit<8> PHASE_TALLY = 9;     /* an UPDATE_BATCH entry's outcome, tallied (ACK asked) */
 const bit<8> NO_NEXT_PHASE = 0;   /* this pass ends the request */
 
 /* The phase after this one, from the op, its tree step and this phase. */

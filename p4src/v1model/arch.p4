@@ -48,7 +48,6 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define UNWRITTEN_RECORD_ENDS_READ
 #define CARRY_TO_NEXT_PHASE
 #define AFTER_VERDICT
-#define ENTRIES_FOLLOW
 /* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the
  * guard and the max (the service's TREE_* hooks; tna/arch.p4 splits it). */
 #define SUM_TREE_PHASE_PARTS
@@ -70,10 +69,9 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define BATCH_PICK_PASS false
 #define BATCH_ENTRY_PASS (meta.is_replica == 1)
 /* ... so ingress admits a batch whole and checks its entries' slots nowhere;
- * the entry's outcome is tallied in that pass too. */
+ * the entry's outcome is tallied in that pass too (v1model/batch_tally.p4). */
 #define BATCH_ENTRY_ADMITTED false
-#define TALLY_IN_OWN_PHASE 0
-#define TALLY_PHASE false
+#define BATCH_IN_SEQUENCE 0
 
 /* A copy's reply index is its replication id. */
 #define REPLY_INDEX_CELL

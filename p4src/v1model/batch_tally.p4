@@ -10,8 +10,8 @@
  * Each copy's last pass adds its outcome in one action (atomic on bmv2, one
  * RegisterAction on TNA): a cell tagged for another request counts from zero;
  * the copy that brings `done` to the batch's count (or past it) takes the
- * counts (meta.batch_counts; applied and STALE into meta.slot and meta.stamp,
- * for its ACK) and clears the cell. Copies finish in any order (bmv2's
+ * counts (meta.batch_counts; applied and STALE into meta.batch_applied and
+ * meta.batch_stale, for its ACK) and clears the cell. Copies finish in any order (bmv2's
  * egress threads, TNA's phases), and whichever finishes last answers. A
  * copy lost on its way leaves its batch's cell unfinished: no ACK (the client
  * asks again, with a new request id), and the cell starts over for the next
@@ -59,8 +59,8 @@ control BatchTally(in headers_t hdr, inout metadata_t meta) {
         batch_outcome.apply();
         if (meta.batch_counts != 0) {
             meta.batch_state = BATCH_LAST;
-            meta.slot = (bit<32>)meta.batch_counts[4:0];    /* applied, the ACK's slot */
-            meta.stamp = (bit<32>)meta.batch_counts[9:5];   /* STALE, its stamp */
+            meta.batch_applied = (bit<8>)meta.batch_counts[4:0];   /* the ACK's slot */
+            meta.batch_stale = (bit<8>)meta.batch_counts[9:5];     /* its stamp */
         }
     }
 }
