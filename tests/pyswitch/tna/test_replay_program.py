@@ -107,3 +107,12 @@ def test_no_pass_touches_a_register_array_twice(bed: Bed) -> None:
     bed.cpu(protocol.reset(0))
     assert bed.switch.stats.errors == 0
     assert bed.switch._code.register_conflicts == {}
+
+
+def test_a_second_deploy_finds_the_tna_program_running(bed: Bed) -> None:
+    """bf-p4c's P4Info holds an `Any` of a type this process lacks
+    (`barefoot.PortMetadata`): the deploy compares it with the running one as bytes."""
+    session = bed.inband.session
+    report = deploy(session, bed.cfg)
+    assert not report.pipeline_pushed
+    assert not (report.inserted or report.modified or report.deleted)
