@@ -116,3 +116,16 @@ def test_a_second_deploy_finds_the_tna_program_running(bed: Bed) -> None:
     report = deploy(session, bed.cfg)
     assert not report.pipeline_pushed
     assert not (report.inserted or report.modified or report.deleted)
+
+
+def test_each_host_has_its_own_insert_budget(bed: Bed) -> None:
+    """The limiter's cell is the one its table entry names (p4test's
+    GlobalCopyPropagation made it cell 0 for every host: bmv2.tna_artifacts)."""
+    limited = dataclasses.replace(bed.cfg, tables=tuple(
+        dataclasses.replace(t, insert_limit=3) if t.id == 0 else t for t in bed.cfg.tables))
+    deploy(bed.inband.session, limited)
+    statuses = [reply.status for _ in range(5)
+                for _, reply in bed.host("h2", protocol.insert(0, payload(0), ack=True))]
+    assert statuses == [protocol.Status.OK] * 3 + [protocol.Status.RATE_LIMITED] * 2
+    [(_, reply)] = bed.host("h1", protocol.insert(0, payload(1), ack=True))
+    assert reply.ok
