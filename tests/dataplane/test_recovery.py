@@ -92,7 +92,7 @@ def test_switch_crash_recovered_by_replayctl(dp: PacketTestbed, tmp_path: Path,
         dp.reset(t.id)
     fill(dp, 0, 0, 20)
     doc = yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": dp.cfg.switch.address}
+    doc["switch"] = dp.switch_doc()
     cfg = tmp_path / "switch.yaml"
     cfg.write_text(yaml.safe_dump(doc))
     snaps = tmp_path / "snaps"

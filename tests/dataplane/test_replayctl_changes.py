@@ -28,7 +28,7 @@ PAYLOAD = bytes(range(protocol.PAYLOAD_BYTES))
 def write_config(clean: PacketTestbed, tmp_path: Path, doc: dict | None = None) -> Path:
     """The dataplane config (or `doc`) pointed at the testbed's switch."""
     doc = doc or yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": clean.cfg.switch.address}
+    doc["switch"] = clean.switch_doc()
     path = tmp_path / "switch.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -212,7 +212,7 @@ def test_a_capacity_cut_below_what_the_table_holds_is_refused(
     doc = yaml.safe_load(CONFIG.read_text())
     next(t for t in doc["tables"] if t["id"] == 0)["capacity"] = 8
     cut = tmp_path / "cut.yaml"
-    cut.write_text(yaml.safe_dump({**doc, "switch": {"address": clean.cfg.switch.address}}))
+    cut.write_text(yaml.safe_dump({**doc, "switch": clean.switch_doc()}))
     try:
         for args in ((cfg, "table", "set", "0", "--capacity", "8"), (cut, "deploy")):
             code, out, err = replayctl(clean, capsys, *args)
