@@ -22,6 +22,7 @@ from controller.recovery import SnapshotSkipped, Snapshotter
 from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
+ON_TNA = True   # also on the TNA program (tests/dataplane/conftest.py)
 
 
 def payload(i: int) -> bytes:
