@@ -1,4 +1,5 @@
-"""The controller and replayctl against a running switch (Python switch and bmv2)."""
+"""The controller and replayctl against a running switch (Python switch, bmv2
+and the TNA model)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Snapshots of tables in use, the periodic snapshotter, and a switch crash
-recovered from the newest snapshot (Python switch and bmv2)."""
+recovered from the newest snapshot (Python switch, bmv2 and the TNA model)."""
 
 from __future__ import annotations
 

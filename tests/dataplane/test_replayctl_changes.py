@@ -2,7 +2,7 @@
 the requester's port's replication groups, revoking the port's last SAMPLE grant
 removes them, granting INSERT on a limited table installs the host's limit, and
 a grant or a capacity cut the switch cannot carry out is refused with one line
-and exit 1, nothing written (Python switch and bmv2)."""
+and exit 1, nothing written (Python switch, bmv2 and the TNA model)."""
 
 from __future__ import annotations
 

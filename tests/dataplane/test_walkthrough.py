@@ -1,5 +1,6 @@
 """The README's replayctl walkthrough, run as a user runs it: a standalone
-testbed, replayctl and replay-tool as separate processes (Python switch and bmv2)."""
+testbed, replayctl and replay-tool as separate processes (Python switch, bmv2 and
+the TNA model, whose config names its target)."""
 
 from __future__ import annotations
 
