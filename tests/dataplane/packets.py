@@ -153,6 +153,11 @@ class PacketTestbed:
 
     # --- controller side -------------------------------------------------------------
 
+    def switch_doc(self) -> dict:
+        """The config's `switch:` section for replayctl against this testbed's switch: its
+        address and the target whose program it runs (the TNA model's is not the default)."""
+        return {"address": self.cfg.switch.address, "target": self.cfg.switch.target.name}
+
     def cpu(self, msg: Message) -> Message:
         assert self.inband is not None
         (reply,) = self.inband.request(msg)

@@ -107,3 +107,25 @@ def test_no_pass_touches_a_register_array_twice(bed: Bed) -> None:
     bed.cpu(protocol.reset(0))
     assert bed.switch.stats.errors == 0
     assert bed.switch._code.register_conflicts == {}
+
+
+def test_a_second_deploy_finds_the_tna_program_running(bed: Bed) -> None:
+    """bf-p4c's P4Info holds an `Any` of a type this process lacks
+    (`barefoot.PortMetadata`): the deploy compares it with the running one as bytes."""
+    session = bed.inband.session
+    report = deploy(session, bed.cfg)
+    assert not report.pipeline_pushed
+    assert not (report.inserted or report.modified or report.deleted)
+
+
+def test_each_host_has_its_own_insert_budget(bed: Bed) -> None:
+    """The limiter's cell is the one its table entry names (p4test's
+    GlobalCopyPropagation made it cell 0 for every host: bmv2.tna_artifacts)."""
+    limited = dataclasses.replace(bed.cfg, tables=tuple(
+        dataclasses.replace(t, insert_limit=3) if t.id == 0 else t for t in bed.cfg.tables))
+    deploy(bed.inband.session, limited)
+    statuses = [reply.status for _ in range(5)
+                for _, reply in bed.host("h2", protocol.insert(0, payload(0), ack=True))]
+    assert statuses == [protocol.Status.OK] * 3 + [protocol.Status.RATE_LIMITED] * 2
+    [(_, reply)] = bed.host("h1", protocol.insert(0, payload(1), ack=True))
+    assert reply.ok
