@@ -167,6 +167,11 @@ class PacketTestbed:
         reply = self.cpu(protocol.reset(table))
         assert reply.ok, reply.status_name()
 
+    def untouched(self, table: int) -> bool:
+        """The table's state is all zero: its ring, sequence, size, maximum and sum."""
+        s = self.state(table)
+        return s.ok and (s.slot, s.stamp, s.priority, s.size, s.total) == (0, 0, 0, 0, 0)
+
     def read_slot(self, table: int, slot: int) -> Message:
         reply = self.cpu(protocol.read(table, slot))
         assert reply.ok, reply.status_name()
