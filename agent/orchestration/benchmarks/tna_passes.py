@@ -64,20 +64,26 @@ class TnaModel:
         self.switch, self.cfg, self.inband = switch, cfg, inband
         self._ids = itertools.count(1)
 
-    def host(self, name: str, msg: Message) -> list[Message]:
+    def frames(self, name: str, msg: Message) -> list[tuple[int, bytes]]:
+        """Host `name` sends `msg`: the (port, frame)s the switch sends for it."""
         h = self.cfg.host(name)
         data = protocol.encode(protocol.with_request_id(msg, next(self._ids)))
         frame = udp_frame.build(udp_frame.UdpFrame(
             h.mac, self.cfg.vip_mac, h.ip, self.cfg.vip, 40000, protocol.REPLAY_UDP_PORT, data))
-        return [_decode(f) for _, f in self.switch.process(h.port, frame)]
+        return self.switch.process(h.port, frame)
+
+    def host(self, name: str, msg: Message) -> list[tuple[int, Message]]:
+        """Host `name` sends `msg`: the replies, with the port each leaves by."""
+        return [(port, decode(f)) for port, f in self.frames(name, msg)]
 
     def cpu(self, msg: Message) -> list[Message]:
         frame = self.inband._frame(protocol.with_request_id(msg, next(self._ids)))
         out = self.switch.process(TNA_MODEL.cpu_port, bytes(2) + frame)
-        return [_decode(f[2:]) for _, f in out]   # behind the packet_in header
+        return [decode(f[2:]) for _, f in out]   # behind the packet_in header
 
 
-def _decode(frame: bytes) -> Message:
+def decode(frame: bytes) -> Message:
+    """The replay message a reply frame carries."""
     parsed = udp_frame.parse(frame)
     if parsed is None:
         raise ValueError(f"not a replay reply: {frame.hex()}")
@@ -147,7 +153,7 @@ def count_passes(cfg: Config, table: int = 0) -> list[Count]:
             counts.append(Count(op, requests, loop / n, ingress / n, EXPECTED.get(op)))
 
         acks = [model.host(inserter, protocol.insert(table, bytes(64), priority=1.0 + i % 7,
-                                                     ack=True))[0]
+                                                     ack=True))[0][1]
                 for i in range(max(min_size, 1))]
         record("INSERT", len(acks))
         for ack in acks[:SAMPLES]:
