@@ -196,6 +196,8 @@ struct metadata_t {
     sum_t   total;
     bit<1>  found;           /* a draw landed inside its range */
     bit<1>  guard_ok;        /* UPDATE: the slot still holds that stamp */
+    bit<8>  record_moved;    /* TNA, an UPDATE's record pass: PHASE_RECORD if the record
+                              * no longer holds its stamp, else NO_NEXT_PHASE */
     sum_t   r;               /* prioritized draw, walked down the tree */
 
     /* egress: scratch of one action. Metadata, not action locals, so that

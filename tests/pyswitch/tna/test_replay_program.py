@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from agent.contract import protocol
-from agent.orchestration.benchmarks.tna_passes import TnaModel, tna_model
+from agent.orchestration.benchmarks.tna_passes import TnaModel, decode, tna_model
 from controller import config
 from controller.deploy import deploy
 from tests.dataplane.packets import CONFIG, payload
@@ -80,3 +80,102 @@ def test_each_host_has_its_own_insert_budget(bed: TnaModel) -> None:
     assert statuses == [protocol.Status.OK] * 3 + [protocol.Status.RATE_LIMITED] * 2
     [(_, reply)] = bed.host("h1", protocol.insert(0, payload(1), ack=True))
     assert reply.ok
+
+
+LOOP_PORT = 68      # pipe 0's recirculation port (bmv2.pyswitch.tna.pipeline.LOOP_PORTS)
+LOOP_PHASE_BYTE = 7     # loop_h.phase: the request's next phase (tna/bridge.p4)
+PHASE_RECORD, PHASE_RECORD_HI = 7, 8     # a read's two record passes (tna/phases.p4)
+
+
+class _Stepper:
+    """The model with its loop port open: a pass bound for LOOP_PORT leaves the switch
+    instead of entering ingress again, so a test runs one request's passes one by
+    one and other requests' passes between them, as a Tofino's pipeline interleaves
+    packets."""
+
+    def __init__(self, bed: TnaModel) -> None:
+        self.bed = bed
+        self.engine = bed.switch._engine
+
+    def __enter__(self) -> _Stepper:
+        self.loop_ports, self.engine.loop_ports = self.engine.loop_ports, frozenset()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.engine.loop_ports = self.loop_ports
+
+    def first(self, name: str, msg: protocol.Message) -> bytes:
+        """Host `name` sends `msg`: its first loop frame."""
+        [(port, frame)] = self.bed.frames(name, msg)
+        assert port == LOOP_PORT
+        return frame
+
+    def step(self, frame: bytes) -> tuple[int, bytes]:
+        """The next pass of the request `frame` is in: where it goes next."""
+        [(port, out)] = self.bed.switch.process(LOOP_PORT, frame)
+        return port, out
+
+    def until_phase(self, frame: bytes, phase: int) -> bytes:
+        """The request's passes until the one that leaves it bound for `phase`
+        (loop_h's eighth byte, tna/bridge.p4)."""
+        while frame[LOOP_PHASE_BYTE] != phase:
+            port, frame = self.step(frame)
+            assert port == LOOP_PORT
+        return frame
+
+    def finish(self, frame: bytes) -> protocol.Message:
+        """Every pass left, to the reply."""
+        port = LOOP_PORT
+        while port == LOOP_PORT:
+            port, frame = self.step(frame)
+        return decode(frame)
+
+
+def test_an_insert_between_an_updates_phases_keeps_its_own_priority(bed: TnaModel) -> None:
+    """An UPDATE takes phase 0 (stamp guard, leaf), then the tree, then the record's
+    priority, each in a pass of its own. An INSERT that overwrites the slot between
+    the UPDATE's phase 0 and its record pass keeps the priority it was inserted with:
+    the record's priority is written only while the record's stamp is the UPDATE's."""
+    fixed = protocol.priority_to_fixed
+    [(_, ack)] = bed.host("h1", protocol.insert(0, payload(1), priority=1.0, ack=True))
+    assert (ack.slot, ack.stamp) == (0, 1)
+    [state] = bed.cpu(protocol.set_state(0, pointer=0, sequence=1,
+                                         max_priority_fixed=fixed(1.0), size=1))
+    assert state.ok
+    with _Stepper(bed) as steps:
+        update = steps.first("h1", protocol.update(0, 0, 1, 5.0, ack=True))
+        port, update = steps.step(update)         # phase 0: guard and leaf
+        assert port == LOOP_PORT
+        inserted = steps.finish(steps.first("h1", protocol.insert(0, payload(2), priority=2.0,
+                                                                  ack=True)))
+        updated = steps.finish(update)            # the tree, then the record
+    assert (inserted.slot, inserted.stamp, inserted.priority) == (0, 2, fixed(2.0))
+    assert updated.ok and updated.priority == fixed(5.0)
+    [record] = bed.cpu(protocol.read(0, 0))
+    assert (record.stamp, record.priority) == (2, fixed(2.0))
+    assert record.payload == payload(2)
+    [state] = bed.cpu(protocol.get_state(0))
+    assert state.total == fixed(2.0)
+
+
+def test_a_record_rewritten_between_a_samples_two_reads_is_read_again(bed: TnaModel) -> None:
+    """A SAMPLE reads the record's low payload halves in one pass and the high ones
+    in the next: an INSERT that rewrites the slot in between makes the read start
+    over, so the reply is the new record whole, never halves of two."""
+    fixed = protocol.priority_to_fixed
+    for i in range(2):
+        bed.host("h1", protocol.insert(0, payload(i + 1), priority=1.0, ack=True))
+    [state] = bed.cpu(protocol.set_state(0, pointer=0, sequence=2,
+                                         max_priority_fixed=fixed(1.0), size=1))
+    assert state.ok
+    with _Stepper(bed) as steps:
+        sample = steps.first("h1", protocol.sample(0, 1, mode=protocol.Mode.UNIFORM))
+        sample = steps.until_phase(sample, PHASE_RECORD_HI)
+        inserted = steps.finish(steps.first("h1", protocol.insert(0, payload(7), priority=3.0,
+                                                                  ack=True)))
+        port, sample = steps.step(sample)         # the high halves' pass: the stamp moved
+        assert (port, sample[LOOP_PHASE_BYTE]) == (LOOP_PORT, PHASE_RECORD)
+        reply = steps.finish(sample)
+    assert (inserted.slot, inserted.stamp) == (0, 3)
+    assert reply.ok and (reply.slot, reply.stamp) == (0, 3)
+    assert (reply.priority, reply.payload) == (fixed(3.0), payload(7))
