@@ -147,12 +147,17 @@ class SwitchProcess:
     ports: dict[int, str]
     grpc_addr: str = field(default_factory=lambda: f"127.0.0.1:{free_tcp_port()}")
     device_id: int = 0
-    cpu_port: int = DEFAULT_CPU_PORT
+    cpu_port: int | None = None   # None: the CPU port of the program the kind runs
     log_path: Path | None = None
     netns: str | None = None
     thrift_port: int | None = None
     tls: ServerTls | None = None
     proc: subprocess.Popen | None = None
+
+    def __post_init__(self) -> None:
+        if self.cpu_port is None:
+            target = KIND_TARGETS.get(self.kind)
+            self.cpu_port = target.cpu_port if target is not None else DEFAULT_CPU_PORT
 
     def command(self) -> list[str]:
         if self.kind not in PROCESS_KINDS:

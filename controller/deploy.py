@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from controller.config import Config, ConfigError
 from controller.inband import InbandChannel
 from controller.p4info import P4InfoIndex, decode_value
-from controller.p4runtime_proto import p4runtime_pb2
+from controller.p4runtime_proto import p4info_pb2, p4runtime_pb2
 from controller.p4runtime_session import P4RuntimeSession
 from controller.program import (
     MANAGED_TABLES,
@@ -112,6 +112,13 @@ def sync_replication(session: P4RuntimeSession, cfg: Config, report: DeployRepor
     session.write(updates)
 
 
+def same_p4info(a: p4info_pb2.P4Info, b: p4info_pb2.P4Info) -> bool:
+    """Whether two P4Infos are one, compared as bytes: bf-p4c's carries `Any` fields of
+    types this process does not know (`barefoot.PortMetadata`), which protobuf's `==`
+    would have to unpack."""
+    return a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)
+
+
 def ensure_pipeline(session: P4RuntimeSession, artifacts: Pipeline) -> bool:
     """Push the pipeline unless the switch already runs this P4Info; True if pushed."""
     problem = artifacts.missing()
@@ -119,7 +126,7 @@ def ensure_pipeline(session: P4RuntimeSession, artifacts: Pipeline) -> bool:
         raise ConfigError(f"no compiled program to push: {problem}")
     wanted = P4InfoIndex.from_file(artifacts.p4info)
     running = session.get_pipeline()
-    if running is not None and running.p4info == wanted.p4info:
+    if running is not None and same_p4info(running.p4info, wanted.p4info):
         session.p4info = wanted
         return False
     session.set_pipeline(artifacts.p4info, artifacts.device_config())

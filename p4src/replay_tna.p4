@@ -161,32 +161,24 @@ control ReplayIngress(inout tna_headers_t hdr,
      * an earlier pass: the egress parser reads it by this, not by the op). */
     action drop_packet(bit<1> has_payload) {
         ig_dprsr_md.drop_ctl = 1;
-        hdr.loop.setInvalid();
-        hdr.bridge.setValid();
         hdr.bridge.is_replica = 0;
         hdr.bridge.has_payload = has_payload;
     }
 
     action multicast(bit<1> has_payload) {
         ig_tm_md.mcast_grp_a = meta.mcast_grp;
-        hdr.loop.setInvalid();
-        hdr.bridge.setValid();
         hdr.bridge.is_replica = 1;
         hdr.bridge.has_payload = has_payload;
     }
 
     action to_state(bit<1> has_payload) {
         ig_tm_md.ucast_egress_port = LOOP_PORT;   /* to the replay state */
-        hdr.loop.setInvalid();
-        hdr.bridge.setValid();
         hdr.bridge.is_replica = 0;
         hdr.bridge.has_payload = has_payload;
     }
 
     action unicast(bit<1> has_payload) {
         ig_tm_md.ucast_egress_port = meta.out_port;
-        hdr.loop.setInvalid();
-        hdr.bridge.setValid();
         hdr.bridge.is_replica = 0;
         hdr.bridge.has_payload = has_payload;
     }
@@ -252,9 +244,11 @@ control ReplayIngress(inout tna_headers_t hdr,
             }
         }
 
-        /* The shared controls' verdict, in TNA's terms; admission's
-         * decisions, for egress. */
-        tm_verdict.apply();
+        /* Admission's decisions, for egress, and the shared controls' verdict
+         * in TNA's terms (the bridge's fields first: the verdict's table then
+         * shares their stage). */
+        hdr.loop.setInvalid();
+        hdr.bridge.setValid();
         hdr.bridge.is_request = meta.is_request;
         hdr.bridge.from_cpu = meta.from_cpu;
         hdr.bridge.has_priority = meta.has_priority;
@@ -271,6 +265,7 @@ control ReplayIngress(inout tna_headers_t hdr,
         hdr.bridge.capacity = meta.capacity;
         hdr.bridge.min_size = meta.min_size;
         hdr.bridge.reset_base = meta.reset_base;
+        tm_verdict.apply();
     }
 }
 

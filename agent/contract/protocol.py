@@ -462,8 +462,8 @@ class BatchAck:
 
     @classmethod
     def of(cls, reply: Message) -> BatchAck:
-        """The counts an OK UPDATE_BATCH reply carries (count, slot, stamp)."""
-        return cls(reply.count, reply.slot, reply.stamp)
+        """The counts an OK UPDATE_BATCH reply carries (count, slot, index)."""
+        return cls(reply.count, reply.slot, reply.index)
 
     @property
     def bad_slot(self) -> int:

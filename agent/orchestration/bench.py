@@ -68,6 +68,7 @@ from agent.orchestration.benchmarks.replay_ops import BATCH_SIZES, OpsBudget, me
 from agent.orchestration.benchmarks.report import machine_info, write_all
 from agent.orchestration.benchmarks.run_ratio import run_ratio, run_ratio_jobs
 from agent.orchestration.benchmarks.targets import targets
+from agent.orchestration.benchmarks.tna_passes import tna_pass_figures
 from agent.orchestration.benchmarks.training import (
     TrainingHook,
     TrainingJob,
@@ -145,6 +146,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--payload-sizes", action=argparse.BooleanOptionalAction, default=True,
                    help="SAMPLE 32 per payload size (64 B in the slot, 1 KB and an Atari "
                         "transition by reference), in-network and host, once per switch")
+    p.add_argument("--tna-passes", action=argparse.BooleanOptionalAction, default=True,
+                   help="count each op's passes through the Tofino program on the TNA model "
+                        "(a few seconds), next to docs/hardware.md's arithmetic")
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
                    help="also train CartPole per backend via agent.orchestration.launch (long)")
     p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
@@ -299,6 +303,14 @@ def bench_switch(kind: str, args: argparse.Namespace, cfg: Config, budget: Budge
             progress(f"{kind}: testbed stopped")
 
 
+def bench_tna_passes(args: argparse.Namespace, cfg: Config) -> dict:
+    """Passes per op on the TNA model, or why they were not counted."""
+    if not args.tna_passes:
+        return {"status": "skipped (run with --tna-passes)"}
+    progress("tna: counting each op's passes through the Tofino program on the TNA model")
+    return {"status": "counted"} | tna_pass_figures(cfg)
+
+
 def training_pacing(switch: str, args: argparse.Namespace, testbeds: dict) -> Pacing:
     """The host server's pacing for training through `switch`: the one calibrated on it
     in this run, else --host-pacing, else unpaced."""
@@ -369,6 +381,7 @@ def main(argv: list[str] | None = None, training_hook: TrainingHook = launch_hoo
         "machine": machine_info(),
         "settings": _settings(args),
         "testbeds": testbeds,
+        "tna_passes": bench_tna_passes(args, cfg),
         "training": bench_training(args, training_hook, testbeds),
         "make_run": bench_make_run(args, training_hook),
     }

@@ -325,7 +325,7 @@ class ReplayService:
                       ack: bool) -> tuple[list[Message], int | list[int]]:
         """Each entry as an UPDATE of its own (BAD_SLOT past the capacity, STALE where
         the stamp changed), in order; one ACK with the entries applied (slot) and
-        STALE (stamp); every entry counted with its status."""
+        STALE (index); every entry counted with its status."""
         if req.count == 0:
             return [self._reply(req, Status.MALFORMED)], Status.MALFORMED
         if req.count > MAX_UPDATE_BATCH:
@@ -339,7 +339,7 @@ class ReplayService:
             else:
                 statuses.append(Status.OK)
         reply = self._reply(req, Status.OK, slot=statuses.count(Status.OK),
-                            stamp=statuses.count(Status.STALE), priority=0)
+                            index=statuses.count(Status.STALE), stamp=0, priority=0)
         return ([reply] if ack else []), statuses
 
     def _sample(self, req: Message, table: TableState) -> tuple[list[Message], int]:

@@ -20,7 +20,7 @@ from mininet.net import Mininet
 from mininet.node import Host, Switch
 from mininet.topo import Topo
 
-from bmv2.launch import DEFAULT_CPU_PORT, SwitchProcess, free_tcp_port
+from bmv2.launch import SwitchProcess, free_tcp_port
 from bmv2.testbed.netns import (
     netns_id,
     segmentation_offloads_off,
@@ -43,7 +43,7 @@ class P4Switch(Switch):
     controller over P4Runtime."""
 
     def __init__(self, name: str, kind: str = "python", grpc_addr: str = "",
-                 device_id: int = 0, cpu_port: int = DEFAULT_CPU_PORT,
+                 device_id: int = 0, cpu_port: int | None = None,
                  log_path: Path | None = None, **params: object) -> None:
         super().__init__(name, **params)
         self.process = SwitchProcess(kind, {}, grpc_addr=grpc_addr, device_id=device_id,

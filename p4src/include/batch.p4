@@ -54,10 +54,11 @@ control BatchPick(inout headers_t hdr, in bit<8> index) {
  * the header's slot, stamp and priority, where the next pass's admission and
  * state read an UPDATE's; the packet goes round without it, to be admitted
  * again as that entry's UPDATE (redraw), with `more` saying whether entries
- * still follow (loop_h.has_entries). Statements, for an action. */
+ * still follow (loop_h.has_entries). Statements, for an action of a control
+ * that declares TAKEN_STAMP_CELL (tna/arch.p4). */
 #define TAKE_ENTRY(more) \
     hdr.replay.slot = hdr.batch.e0.slot; \
-    hdr.replay.stamp = hdr.batch.e0.stamp; \
+    hdr.replay.stamp = TAKEN_STAMP; \
     hdr.replay.priority = hdr.batch.e0.priority; \
     hdr.batch.e0.setInvalid(); \
     meta.has_entries = more; \

@@ -229,7 +229,9 @@ struct metadata_t {
     bit<2>  batch_state;     /* UPDATE_BATCH: BATCH_NONE, BATCH_ENTRY or BATCH_LAST */
     bit<16> batch_counts;    /* v1model: the batch's tally once its last entry is done */
     bit<8>  batch_applied;   /* ... its entries applied, for the ACK's slot */
-    bit<8>  batch_stale;     /* ... and STALE, for its stamp (TNA: so far, loop_h) */
+    bit<8>  batch_stale;     /* ... and STALE, for its index (TNA: so far, loop_h) */
+    bit<8>  record_moved;    /* TNA, an UPDATE's record pass: PHASE_RECORD if the record
+                              * no longer holds its stamp, else NO_NEXT_PHASE */
     sum_t   r;               /* prioritized draw, walked down the tree */
 
     /* egress: scratch of one action. Metadata, not action locals, so that

@@ -90,7 +90,7 @@ control ReplyAddress(inout headers_t hdr, inout metadata_t meta, in bit<9> out_p
 /* unwritten: a SAMPLE reply still on a slot that holds no experience after its
  * redraws (RecordCheck), which says NOT_READY; its request was counted with
  * meta.status, OK. An UPDATE_BATCH's ACK (the copy that completed the tally,
- * counted with its own entry's status): OK, slot = entries applied, stamp =
+ * counted with its own entry's status): OK, slot = entries applied, index =
  * entries STALE, the rest 0. */
 control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritten) {
     /* The reply's own fields, its status given. */
@@ -129,9 +129,9 @@ control ReplyFields(inout headers_t hdr, inout metadata_t meta, in bool unwritte
         DROP_ENTRIES(hdr.batch)
         meta.status = STATUS_OK;
         hdr.replay.status = STATUS_OK;
-        hdr.replay.index = 0;
+        hdr.replay.index = meta.batch_stale;
         hdr.replay.slot = (bit<32>)meta.batch_applied;
-        hdr.replay.stamp = (bit<32>)meta.batch_stale;
+        hdr.replay.stamp = 0;
         hdr.replay.priority = 0;
         hdr.replay.size = 0;
         hdr.replay.total = 0;

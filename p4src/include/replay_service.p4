@@ -180,6 +180,8 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
     }
 
 #if BATCH_IN_SEQUENCE
+    TAKEN_STAMP_CELL
+
     /* An UPDATE_BATCH entry's last pass, with entries after it: its outcome
      * tallied (applied, stale: 1 or 0), and the next entry taken off the front
      * of the packet (TakeEntry): the packet goes round to be admitted as that
@@ -444,6 +446,8 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     })
 
 #if BATCH_IN_SEQUENCE
+    TAKEN_STAMP_CELL
+
     /* An UPDATE_BATCH's first pass: entry 0 taken (TAKE_ENTRY, include/batch.p4),
      * and count - 1 entries left after it (copy_index). */
     action first_entry(bit<1> more) {
@@ -452,13 +456,15 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         TAKE_ENTRY(more)
     }
 
+    /* Every row an entry: a default action cannot take the hash unit (TAKE_ENTRY). */
     table batch_first_entry {
-        key = { hdr.replay.count : exact; }
-        actions = { first_entry; }
+        key = { hdr.replay.count : ternary; }
+        actions = { first_entry; NoAction; }
         const entries = {
             1 : first_entry(0);
+            _ : first_entry(1);
         }
-        default_action = first_entry(1);
+        default_action = NoAction();
     }
 #endif
 
@@ -480,8 +486,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     apply {
         bit<8> op = hdr.replay.op;
         index_source.apply();
-        /* rid >= count */
-        if (meta.is_replica == 1 && (op == OP_SAMPLE || op == OP_UPDATE_BATCH)
+        /* rid >= count (a SAMPLE's copy, or a replicated UPDATE_BATCH's: every
+         * replica but a RESET's) */
+        if (meta.is_replica == 1 && op != OP_RESET
             && (meta.rid[15:8] != 0
                 || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */

@@ -123,6 +123,11 @@ typedef bit<32> sum_t;
     (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 0 && meta.status == STATUS_OK)
 #define BATCH_ENTRY_PASS (meta.redraw == 1)
 #define BATCH_ENTRY_ADMITTED (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 1)
+/* The taken entry's stamp into the header's through the hash unit: a move
+ * would join it to the fields the header's stamp is copied to (the walk's r
+ * and over), a cluster past one container group (docs/hardware.md). */
+#define TAKEN_STAMP_CELL Hash<bit<32>>(HashAlgorithm_t.IDENTITY) taken_stamp;
+#define TAKEN_STAMP taken_stamp.get({hdr.batch.e0.stamp})
 
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */

@@ -6,6 +6,9 @@
  * one slot_store table's actions), read in two passes (below).
  * Tofino runs packets through a stage one at a time and in order, so a pass
  * that reads a record after an INSERT has passed its stage reads that INSERT's.
+ * An UPDATE writes the record's priority passes after its stamp guard (phase
+ * 0): an INSERT may have rewritten the slot in between, so the priority is
+ * written only while the record's stamp is still the UPDATE's (record_moved).
  */
 #ifndef REPLAY_SLOT_STORE_P4
 #define REPLAY_SLOT_STORE_P4
@@ -94,7 +97,9 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_record_stamp;
     RECORD_ACTIONS(slot_record_stamp, meta.stamp)
     /* PHASE_RECORD_HI: the record is still the one whose stamp the first pass
-     * read (the header's); else the read starts over. */
+     * read (the header's); else the read starts over. An UPDATE's record pass
+     * asks the same of the UPDATE's stamp (record_moved): a stateful ALU has
+     * four instructions, and this array's are taken. */
     RegisterAction<bit<32>, bit<32>, bit<8>>(slot_record_stamp) slot_record_stamp_recheck = {
         void apply(inout bit<32> value, out bit<8> next_phase) {
             if (value == meta.stamp) {
@@ -125,18 +130,24 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
         slot_record_stamp_clear.execute(RECORD_CELL);
     }
 
+    action check_record() {
+        meta.record_moved = slot_record_stamp_recheck.execute(RECORD_CELL);
+    }
+
     /* The record's stamp; its priority and payload pairs in tables of their own below. */
     table slot_store {
         key = {
             meta.store_op : exact;
             meta.phase    : exact;
         }
-        actions = { write_record; read_record; recheck_record; clear_record; NoAction; }
+        actions = { write_record; read_record; recheck_record; clear_record; check_record;
+                    NoAction; }
         const entries = {
             (STORE_WRITE, PHASE_RECORD)    : write_record();
             (STORE_READ, PHASE_RECORD)     : read_record();
             (STORE_READ, PHASE_RECORD_HI)  : recheck_record();
             (STORE_CLEAR, PHASE_RECORD)    : clear_record();
+            (STORE_PRIORITY, PHASE_RECORD) : check_record();
         }
         default_action = NoAction();
     }
@@ -187,7 +198,8 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
      * keeps it in slot_store's actions, where bmv2 locks it with the rest of the
      * record). A stage serves packets in order, so on Tofino one pass reads
      * stamp and priority of one INSERT, and the stamp's recheck tells a record
-     * rewritten before the second pass. */
+     * rewritten before the second pass. An UPDATE writes it only while the
+     * record holds the UPDATE's stamp (record_moved, from slot_store). */
     action write_priority() {
         slot_record_priority_write.execute(RECORD_CELL);
     }
@@ -202,15 +214,16 @@ control SlotStore(inout metadata_t meta, inout replay_payload_h payload) {
 
     table record_priority {
         key = {
-            meta.store_op : exact;
-            meta.phase    : exact;
+            meta.store_op     : exact;
+            meta.phase        : exact;
+            meta.record_moved : exact;
         }
         actions = { write_priority; read_priority; clear_priority; NoAction; }
         const entries = {
-            (STORE_WRITE, PHASE_RECORD)    : write_priority();
-            (STORE_READ, PHASE_RECORD)     : read_priority();
-            (STORE_CLEAR, PHASE_RECORD)    : clear_priority();
-            (STORE_PRIORITY, PHASE_RECORD) : write_priority();
+            (STORE_WRITE, PHASE_RECORD, 0)                : write_priority();
+            (STORE_READ, PHASE_RECORD, 0)                 : read_priority();
+            (STORE_CLEAR, PHASE_RECORD, 0)                : clear_priority();
+            (STORE_PRIORITY, PHASE_RECORD, NO_NEXT_PHASE) : write_priority();
         }
         default_action = NoAction();
     }

@@ -73,6 +73,7 @@ const bit<32> INSTANCE_REPLICATION = 5;
 #define BATCH_ENTRY_ADMITTED false
 #define BATCH_IN_SEQUENCE 0
 
+
 /* A copy's reply index is its replication id. */
 #define REPLY_INDEX_CELL
 #define REPLY_INDEX meta.index = (bit<8>)meta.rid;

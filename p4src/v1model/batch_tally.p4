@@ -60,7 +60,7 @@ control BatchTally(in headers_t hdr, inout metadata_t meta) {
         if (meta.batch_counts != 0) {
             meta.batch_state = BATCH_LAST;
             meta.batch_applied = (bit<8>)meta.batch_counts[4:0];   /* the ACK's slot */
-            meta.batch_stale = (bit<8>)meta.batch_counts[9:5];     /* its stamp */
+            meta.batch_stale = (bit<8>)meta.batch_counts[9:5];     /* its index */
         }
     }
 }

@@ -16,6 +16,7 @@ from agent.orchestration.benchmarks.cpu import thread_cpu_ns
 from agent.orchestration.benchmarks.harness import Budget, medians, ratios, run_rounds
 from agent.orchestration.benchmarks.pacing import LADDER
 from agent.orchestration.benchmarks.replay_ops import MODES
+from agent.orchestration.benchmarks.tna_passes import EXPECTED
 from agent.orchestration.benchmarks.training import (
     TrainingJob,
     TrainingResult,
@@ -67,6 +68,9 @@ def check_common(tmp_path: Path, results: dict) -> None:
     assert {"cpu", "cores", "kernel", "python", "p4c", "bmv2"} <= set(results["machine"])
     md = (out / "results.md").read_text()
     assert "| INSERT+ACK latency p50 (µs) |" in md and "## Training" in md
+    assert results["tna_passes"]["status"] == "counted"
+    assert {r["op"] for r in results["tna_passes"]["ops"]} == set(EXPECTED)
+    assert "## Passes per op through the Tofino program" in md
     for name in ("latency_by_batch.png", "training_return.png"):
         assert name in results["files"]
         assert (out / name).read_bytes()[:4] == PNG_MAGIC

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bmv2 import artifacts, tofino_artifacts
+from bmv2 import artifacts, tna_artifacts, tofino_artifacts
 from tests import needs
 
 
@@ -66,6 +66,20 @@ def test_the_tna_digest_covers_the_tna_program_and_the_shared_files(tmp_path: Pa
     tna = copy / "tna" / "sum_tree.p4"
     tna.write_text(tna.read_text() + "\n// edited\n")
     assert artifacts.source_digest(copy, main) != before
+
+
+def test_an_ir_compiled_with_other_mid_end_passes_is_detected(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An IR p4test compiled with the pass the model's IR leaves out (it folded the
+    INSERT limiter's index to 0) is not taken for the committed one: `make p4` redoes it."""
+    digest = artifacts.source_digest(main=artifacts.TNA_P4.name)
+    record = json.loads(tna_artifacts.RECORD.read_text())
+    assert tna_artifacts.check(digest) == []
+    del record["excluded_midend_passes"]
+    (tmp_path / "sources.json").write_text(json.dumps(record))
+    monkeypatch.setattr(tna_artifacts, "RECORD", tmp_path / "sources.json")
+    [problem] = tna_artifacts.check(digest)
+    assert "mid-end passes" in problem and "make p4" in problem
 
 
 def _tofino_build(into: Path, run_id: str, snapshot_order: tuple[str, ...],

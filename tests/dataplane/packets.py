@@ -153,6 +153,11 @@ class PacketTestbed:
 
     # --- controller side -------------------------------------------------------------
 
+    def switch_doc(self) -> dict:
+        """The config's `switch:` section for replayctl against this testbed's switch: its
+        address and the target whose program it runs (the TNA model's is not the default)."""
+        return {"address": self.cfg.switch.address, "target": self.cfg.switch.target.name}
+
     def cpu(self, msg: Message) -> Message:
         assert self.inband is not None
         (reply,) = self.inband.request(msg)
@@ -161,6 +166,11 @@ class PacketTestbed:
     def reset(self, table: int) -> None:
         reply = self.cpu(protocol.reset(table))
         assert reply.ok, reply.status_name()
+
+    def untouched(self, table: int) -> bool:
+        """The table's state is all zero: its ring, sequence, size, maximum and sum."""
+        s = self.state(table)
+        return s.ok and (s.slot, s.stamp, s.priority, s.size, s.total) == (0, 0, 0, 0, 0)
 
     def read_slot(self, table: int, slot: int) -> Message:
         reply = self.cpu(protocol.read(table, slot))

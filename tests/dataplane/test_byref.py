@@ -126,7 +126,7 @@ class ByRefBed:
         return by_index[ref.actor].stored[(ref.epoch, ref.seq)]
 
 
-@pytest.fixture(scope="module", params=["python", "bmv2"])
+@pytest.fixture(scope="module", params=["python", "bmv2", "tna"])
 def bed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     needs.testbed(request.param)
     b = ByRefBed(request.param, tmp_path_factory.mktemp(f"byref-{request.param}"))

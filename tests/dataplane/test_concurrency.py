@@ -3,7 +3,13 @@ bmv2 runs egress on four threads (one per port modulo 4), and the replay state
 lives in egress, so this is where the program's atomicity is put to the test.
 Afterwards every reply must carry the experience stored under its (slot, stamp),
 with a priority written for that stamp (a walk torn by other threads' additions
-must not leak into it), and every sum-tree node must equal the sum of its children."""
+must not leak into it), and every sum-tree node must equal the sum of its children.
+
+On bmv2 only. The TNA model runs each packet's passes to completion before the
+next packet (the Python switch processes one packet at a time), so no request's
+pass comes between another's: the races between a TNA request's phases
+(docs/hardware.md) cannot happen there, and the tree is read through bmv2's
+Thrift runtime (P4Runtime register reads are not served by either switch)."""
 
 from __future__ import annotations
 

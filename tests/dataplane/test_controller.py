@@ -1,4 +1,5 @@
-"""The controller and replayctl against a running switch (Python switch and bmv2)."""
+"""The controller and replayctl against a running switch (Python switch, bmv2
+and the TNA model)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import yaml
 
 from agent.contract import protocol
 from agent.contract.protocol import Mode, Op, Status
-from bmv2.launch import SwitchProcess
+from bmv2.launch import KIND_TARGETS, SwitchProcess
 from controller import cli, snapshot
 from controller.deploy import deploy
 from controller.p4runtime_session import NotPrimary, P4RuntimeSession
@@ -20,6 +21,15 @@ from tests import needs
 from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
+# also on the TNA program (tests/dataplane/conftest.py), but for the two tests of
+# P4Runtime arbitration, which the TNA model serves as the Python switch does
+ON_TNA = {"test_second_deploy_changes_nothing",
+          "test_changed_config_applies_only_the_difference",
+          "test_stats_move_as_traffic_flows",
+          "test_snapshot_reset_restore_gives_back_identical_slots",
+          "test_replayctl_walkthrough",
+          "test_replayctl_table_set_and_acl",
+          "test_replayctl_errors_are_one_line_with_exit_codes"}
 CONFIG_TABLE = "ReplayIngress.replay.replay_table_config"
 
 
@@ -130,7 +140,7 @@ def test_restarted_controller_keeps_the_running_state(clean: PacketTestbed) -> N
 
 def write_config(clean: PacketTestbed, tmp_path: Path, **changes: object) -> Path:
     doc = yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": clean.cfg.switch.address, **changes}
+    doc["switch"] = {**clean.switch_doc(), **changes}
     path = tmp_path / "switch.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -205,7 +215,7 @@ def test_replayctl_errors_are_one_line_with_exit_codes(clean: PacketTestbed, tmp
     assert code == cli.EXIT_NOT_PRIMARY and "not primary" in out
 
 
-@pytest.mark.parametrize("kind", ["python", "bmv2"])
+@pytest.mark.parametrize("kind", ["python", "bmv2", "tna"])
 def test_replayctl_on_a_switch_without_pipeline(kind: str, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture) -> None:
     """A switch just started (no pipeline pushed): commands that need the pipeline
@@ -213,7 +223,7 @@ def test_replayctl_on_a_switch_without_pipeline(kind: str, tmp_path: Path,
     needs.switch(kind)
     doc = yaml.safe_load(CONFIG.read_text())
     with SwitchProcess(kind, {}, log_path=tmp_path / "switch.log") as switch:
-        doc["switch"] = {"address": switch.grpc_addr}
+        doc["switch"] = {"address": switch.grpc_addr, "target": KIND_TARGETS[kind].name}
         cfg = tmp_path / "switch.yaml"
         cfg.write_text(yaml.safe_dump(doc))
         for command in (["status"], ["stats"], ["snapshot", str(tmp_path / "s.json")]):

@@ -17,6 +17,7 @@ from controller.stats import read_guard_drops
 from tests.dataplane.packets import CONFIG, PacketTestbed, payload
 
 pytestmark = pytest.mark.netns
+ON_TNA = True   # also on the TNA program (tests/dataplane/conftest.py)
 
 LIMIT = 10
 WINDOW_S = INSERT_WINDOW_US / 1e6
@@ -25,7 +26,7 @@ WINDOW_S = INSERT_WINDOW_US / 1e6
 def limited_doc(clean: PacketTestbed, limit: int) -> dict:
     """The dataplane config with `limit` on table 0 (h1 and h2 may insert into it)."""
     doc = yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": clean.cfg.switch.address}
+    doc["switch"] = clean.switch_doc()
     for t in doc["tables"]:
         if t["id"] == 0:
             t["insert_limit"] = limit

@@ -1,4 +1,6 @@
-"""The programs of bench_node_costs.py do what its table says they do."""
+"""The programs of bench_node_costs.py do what its table says they do. Not on the
+TNA model: they are v1model programs measuring what bmv2 and the Python switch
+spend per node of a v1model pipeline, which has no TNA counterpart."""
 
 from __future__ import annotations
 

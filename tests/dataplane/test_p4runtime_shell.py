@@ -1,5 +1,6 @@
 """`replayctl shell`: p4runtime-shell on the configured switch, driven by the
-lines a user types, and what it shows agrees with replayctl (Python switch and bmv2)."""
+lines a user types, and what it shows agrees with replayctl (Python switch, bmv2
+and the TNA model)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import yaml
 from agent.contract import protocol
 from agent.contract.cli_args import REPO
 from agent.orchestration.timing import full_table
-from bmv2.launch import SwitchProcess
+from bmv2.launch import KIND_TARGETS, SwitchProcess
 from controller import cli, snapshot, udp_frame
 from controller.program import ACL_TABLE, CONFIG_TABLE
 from controller.stats import COUNTER
@@ -105,13 +106,14 @@ def replayctl(capsys: pytest.CaptureFixture, cfg: Path, *args: str) -> str:
     return out.out
 
 
-@pytest.fixture(params=["python", pytest.param("bmv2", marks=pytest.mark.bmv2)])
+@pytest.fixture(params=["python", pytest.param("bmv2", marks=pytest.mark.bmv2), "tna"])
 def switch_config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     """The dataplane tests' config, pointing at a freshly started switch with no pipeline."""
     needs.switch(request.param)
     with SwitchProcess(request.param, {}, log_path=tmp_path / "switch.log") as switch:
         doc = yaml.safe_load(CONFIG.read_text())
-        doc["switch"] = {"address": switch.grpc_addr}
+        doc["switch"] = {"address": switch.grpc_addr,
+                         "target": KIND_TARGETS[request.param].name}
         cfg = tmp_path / "switch.yaml"
         cfg.write_text(yaml.safe_dump(doc))
         yield cfg

@@ -1,5 +1,5 @@
 """Snapshots of tables in use, the periodic snapshotter, and a switch crash
-recovered from the newest snapshot (Python switch and bmv2)."""
+recovered from the newest snapshot (Python switch, bmv2 and the TNA model)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from controller.recovery import SnapshotSkipped, Snapshotter
 from tests.dataplane.packets import CONFIG, PacketTestbed
 
 pytestmark = pytest.mark.netns
+ON_TNA = True   # also on the TNA program (tests/dataplane/conftest.py)
 
 
 def payload(i: int) -> bytes:
@@ -92,7 +93,7 @@ def test_switch_crash_recovered_by_replayctl(dp: PacketTestbed, tmp_path: Path,
         dp.reset(t.id)
     fill(dp, 0, 0, 20)
     doc = yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": dp.cfg.switch.address}
+    doc["switch"] = dp.switch_doc()
     cfg = tmp_path / "switch.yaml"
     cfg.write_text(yaml.safe_dump(doc))
     snaps = tmp_path / "snaps"

@@ -1,5 +1,7 @@
 """replayctl as a user meets it: acl add / remove take the same arguments,
-stats --watch redraws in place on a terminal and Ctrl-C ends it quietly."""
+stats --watch redraws in place on a terminal and Ctrl-C ends it quietly. On the
+Python switch only: what is tested is replayctl's terminal, not the switch (its
+acl and stats on the TNA model are test_controller.py's)."""
 
 from __future__ import annotations
 

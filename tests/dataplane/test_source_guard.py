@@ -17,6 +17,7 @@ from controller.stats import read_guard_drops
 from tests.dataplane.packets import CONFIG, PacketTestbed, fields, payload
 
 pytestmark = pytest.mark.netns
+ON_TNA = True   # also on the TNA program (tests/dataplane/conftest.py)
 
 
 def forged(bed: PacketTestbed, sender: str, victim: str, data: bytes) -> Ether:
@@ -44,7 +45,7 @@ def test_forging_the_learners_address_gets_nothing(clean: PacketTestbed, op: str
 def test_forged_attempts_show_in_replayctl_stats(clean: PacketTestbed, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
     doc = yaml.safe_load(CONFIG.read_text())
-    doc["switch"] = {"address": clean.cfg.switch.address}
+    doc["switch"] = clean.switch_doc()
     path = tmp_path / "switch.yaml"
     path.write_text(yaml.safe_dump(doc))
     clean.send("h3", forged(clean, "h3", "h1", protocol.encode(protocol.sample(0, 4))))

@@ -1,5 +1,6 @@
 """The README's replayctl walkthrough, run as a user runs it: a standalone
-testbed, replayctl and replay-tool as separate processes (Python switch and bmv2)."""
+testbed, replayctl and replay-tool as separate processes (Python switch, bmv2 and
+the TNA model, whose config names its target)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import yaml
 
 from agent.contract.cli_args import REPO
-from bmv2.launch import free_tcp_port
+from bmv2.launch import KIND_TARGETS, free_tcp_port
 from bmv2.testbed.netns import NETNS_DIR, ip
 from bmv2.testbed.standalone import DEFAULT_CONFIG
 from controller import cli
@@ -24,10 +25,13 @@ pytestmark = [pytest.mark.netns, pytest.mark.slow]
 READY = "Ctrl-C tears it down."
 
 
-def _config(tmp_path: Path) -> Path:
-    """The default config on a free gRPC port (a user's own switch may hold 9559)."""
+def _config(tmp_path: Path, kind: str) -> Path:
+    """The default config on a free gRPC port (a user's own switch may hold 9559), for
+    the program the `kind` switch runs."""
     doc = yaml.safe_load(DEFAULT_CONFIG.read_text())
     doc["switch"]["address"] = f"127.0.0.1:{free_tcp_port()}"
+    target = KIND_TARGETS[kind]
+    doc["switch"].update(target=target.name, cpu_port=target.cpu_port)
     path = tmp_path / "testbed.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -40,12 +44,12 @@ def _py(*args: str, ns: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("kind", ["python", "bmv2"])
+@pytest.mark.parametrize("kind", ["python", "bmv2", "tna"])
 def test_replayctl_walkthrough_from_the_readme(kind: str, tmp_path: Path) -> None:
     needs.testbed(kind)
     if (NETNS_DIR / "p4r-learner").exists():
         pytest.skip("a standalone testbed (p4r-*) is already up on this machine")
-    cfg = _config(tmp_path)
+    cfg = _config(tmp_path, kind)
     up = subprocess.Popen([sys.executable, "-m", "bmv2.testbed.standalone", "--switch", kind, "-c",
                            str(cfg), "--log-dir", str(tmp_path / "logs")], cwd=REPO,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

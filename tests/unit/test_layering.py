@@ -10,7 +10,8 @@ Each layer is a folder; a layer imports only itself and the layers listed for it
     switch        bmv2/ (switch launching, artifacts, bmv2/testbed/): all of the above
     pyswitch      bmv2/pyswitch/, importing nothing outside itself
     orchestration agent/orchestration/ (launcher, benchmarks, soak, replay-tool, Mininet)
-                  on top of all but pyswitch
+                  on top of all, the Python switch too (the benchmarks run the TNA
+                  model in process to count its passes)
 
 So the agent and the controller meet only in the contract, nothing imports
 orchestration, and nothing below bmv2/ imports bmv2/. A module outside these folders
@@ -50,7 +51,7 @@ ALLOWED = {
     "controller": {"contract"},
     "pyswitch": set(),
     "switch": {"contract", "replay", "rl", "controller"},
-    "orchestration": {"contract", "replay", "rl", "controller", "switch"},
+    "orchestration": {"contract", "replay", "rl", "controller", "switch", "pyswitch"},
 }
 
 
@@ -154,6 +155,8 @@ def test_the_contract_imports_nothing_of_ours() -> None:
     ("agent.rl.learner", "agent.replay.client", True),
     ("bmv2.testbed.netns_bed", "controller.deploy", True),
     ("agent.orchestration.soak.driver", "bmv2.testbed.netns_bed", True),
+    ("agent.orchestration.benchmarks.tna_passes", "bmv2.pyswitch.switch", True),
+    ("bmv2.pyswitch.tna.pipeline", "agent.orchestration.benchmarks.tna_passes", False),
 ])
 def test_the_rule_itself(importer: str, target: str, allowed: bool) -> None:
     a, b = layer(importer), layer(target)

@@ -16,6 +16,7 @@ import pytest
 from agent.contract.cli_args import REPO
 from agent.contract.protocol import RESET_FANOUT, RESET_GROUP
 from bmv2.artifacts import P4SRC
+from bmv2.launch import SwitchProcess
 from controller import bf_pipeline, config, pi_device_config
 from controller import program as names
 from controller.bf_pipeline import BfPipelineError
@@ -211,3 +212,11 @@ def test_the_device_config_of_a_real_bf_p4c_build(tmp_path: Path) -> None:
     assert len(profile.binary) > 100_000
     assert split_pi_chunks(pi_device_config.device_config(out)) == [
         b"tna_forward", profile.binary, profile.context, b"pipe", config.bfruntime_info]
+
+
+@pytest.mark.parametrize(("kind", "port"), [("python", "255"), ("tna", "64")])
+def test_a_switch_process_takes_the_cpu_port_of_the_program_its_kind_runs(
+        kind: str, port: str) -> None:
+    """The TNA model answers the controller on Tofino's CPU port (p4src/tna/arch.p4)."""
+    cmd = SwitchProcess(kind, {}, grpc_addr="127.0.0.1:1").command()
+    assert cmd[cmd.index("--cpu-port") + 1] == port

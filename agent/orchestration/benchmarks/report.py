@@ -254,6 +254,7 @@ def markdown(results: dict) -> str:
         lines += _loss_markdown(tb, settings["batch_sizes"])
         lines += _payloads_markdown(tb.get("payloads"))
     lines += _switch_comparison(results)
+    lines += _tna_passes_markdown(results.get("tna_passes"))
     lines += _training_markdown(results["training"])
     lines += _make_run_markdown(results.get("make_run"))
     return "\n".join(lines) + "\n"
@@ -309,6 +310,23 @@ def _switch_comparison(results: dict) -> list[str]:
     for section, key, label in SWITCH_ROWS:
         cells = [_fmt(med.get(section, {}).get(key)) for med in beds.values()]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _tna_passes_markdown(figures: dict | None) -> list[str]:
+    """Each op's passes through the Tofino program, counted on the TNA model."""
+    if not figures or figures.get("status") != "counted":
+        return []
+    lines = ["## Passes per op through the Tofino program", "",
+             "Counted on the TNA model (the committed TNA program, deployed by the "
+             "controller), per request (SAMPLE: per reply), next to the arithmetic of "
+             f"{figures['source']}.", "",
+             "| op | requests | egress passes on LOOP_PORT | ingress passes | docs/hardware.md |",
+             "|---|---:|---:|---:|---:|"]
+    for row in figures["ops"]:
+        expected = "–" if row["expected"] is None else f"{row['expected']:,}"
+        lines.append(f"| {row['op']} | {row['requests']} | {_fmt(row['loop_passes'])} | "
+                     f"{_fmt(row['ingress_passes'])} | {expected} |")
     return [*lines, ""]
 
 

@@ -172,7 +172,7 @@ def test_parse_request_keeps_what_the_switch_parser_extracts() -> None:
 
 def test_a_batch_ack_carries_its_counts_in_the_header_alone() -> None:
     reply = Message(op=Op.UPDATE_BATCH, flags=protocol.Flag.REPLY | protocol.Flag.ACK, count=5,
-                    slot=3, stamp=1)
+                    slot=3, index=1)
     data = protocol.encode(reply)
     assert len(data) == protocol.HEADER_BYTES
     ack = protocol.BatchAck.of(protocol.decode(data + bytes(24)))  # trailing bytes ignored
