@@ -73,6 +73,18 @@ control ReplayIngress(inout tna_headers_t hdr,
      * reads it, and admission answers it TRUNCATED, as on v1model. */
     Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) cut_short;
 
+    /* An UPDATE_BATCH's next entry, back from LOOP_PORT to be admitted: the
+     * front one (the loop parser's e0) into the header's slot, stamp and
+     * priority, where admission and the service read an UPDATE's; the packet
+     * goes on without it (include/batch.p4). */
+    action take_entry() {
+        hdr.replay.replay.slot = hdr.replay.batch.e0.slot;
+        hdr.replay.replay.stamp = hdr.replay.batch.e0.stamp;
+        hdr.replay.replay.priority = hdr.replay.batch.e0.priority;
+        hdr.replay.batch.e0.setInvalid();
+        meta.copy_index = meta.copy_index - 1;
+    }
+
     action replay_vip_hit() {
         meta.is_request = 1;
     }
@@ -234,6 +246,9 @@ control ReplayIngress(inout tna_headers_t hdr,
                 } else if (hdr.replay.arp.isValid()) {
                     arp.apply(hdr.replay, meta);
                 } else if (meta.is_request == 1) {
+                    if (meta.recirculated == 1 && hdr.replay.batch.e0.isValid()) {
+                        take_entry();
+                    }
                     replay.apply(hdr.replay, meta);
                     to_loop.apply(hdr, meta);
                 } else if (hdr.replay.ipv4.isValid()) {

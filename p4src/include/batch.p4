@@ -12,11 +12,12 @@
  * completes the tally answers for the batch, if the request asked for an ACK.
  *
  * TNA (BATCH_IN_SEQUENCE) sends the batch to LOOP_PORT whole and takes its
- * entries one after the other off the front of the packet (TAKE_ENTRY): the
- * egress parser extracts the front entry alone, as e0 (tna/parser.p4), so a
- * pass holds one entry however many the batch has, and no pass needs a
- * replica's tally. Admission still looks up the requester port's groups, as
- * for a replicated batch, so that both programs refuse the same requests.
+ * entries one after the other off the front of the packet: the ingress pass
+ * that admits an entry moves the front one (e0) into the header's slot, stamp
+ * and priority and drops it from the packet (replay_tna.p4), so that no pass
+ * needs a replica's tally and egress never parses an entry. Admission still
+ * looks up the requester port's groups, as for a replicated batch, so that
+ * both programs refuse the same requests.
  */
 #ifndef REPLAY_BATCH_P4
 #define REPLAY_BATCH_P4
@@ -50,18 +51,13 @@ control BatchPick(inout headers_t hdr, in bit<8> index) {
     }
 }
 
-/* BATCH_IN_SEQUENCE: the entry at the front of the batch's packet (e0) into
- * the header's slot, stamp and priority, where the next pass's admission and
- * state read an UPDATE's; the packet goes round without it, to be admitted
- * again as that entry's UPDATE (redraw), with `more` saying whether entries
- * still follow (loop_h.has_entries). Statements, for an action of a control
- * that declares TAKEN_STAMP_CELL (tna/arch.p4). */
-#define TAKE_ENTRY(more) \
-    hdr.replay.slot = hdr.batch.e0.slot; \
-    hdr.replay.stamp = TAKEN_STAMP; \
-    hdr.replay.priority = hdr.batch.e0.priority; \
-    hdr.batch.e0.setInvalid(); \
-    meta.has_entries = more; \
+/* BATCH_IN_SEQUENCE: a pass that goes round for the batch's next entry, which
+ * the next ingress pass takes off the front of the packet (TakeEntry,
+ * replay_tna.p4) and admits as that entry's UPDATE (redraw); copy_index is the
+ * entries still in the packet. Statements, for an action. */
+#define TO_NEXT_ENTRY \
+    meta.verdict = EGRESS_AGAIN; \
+    meta.has_entries = 1; \
     meta.redraw = 1; \
     meta.next_phase = NO_NEXT_PHASE;
 

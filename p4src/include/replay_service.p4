@@ -124,23 +124,27 @@ control ReplayPlan(in headers_t hdr, inout metadata_t meta) {
             meta.mode       : ternary;
             meta.index      : ternary;
             meta.reset_base : ternary;
+            meta.redraw     : ternary;   /* BATCH_IN_SEQUENCE: an UPDATE_BATCH's first pass, 0 */
         }
         actions = { plan; set_state; reset_copy; keep; }
         const entries = {
-            (STATUS_OK, OP_INSERT, _, _, _)    : plan(RING_ALLOCATE,  GUARD_WRITE, MAX_RESOLVE, TREE_ADD,   STORE_WRITE);
-            (STATUS_OK, OP_SAMPLE, MODE_PRIORITIZED, _, _)
+            (STATUS_OK, OP_INSERT, _, _, _, _)    : plan(RING_ALLOCATE,  GUARD_WRITE, MAX_RESOLVE, TREE_ADD,   STORE_WRITE);
+            (STATUS_OK, OP_SAMPLE, MODE_PRIORITIZED, _, _, _)
                                                : plan(RING_READ_SIZE, 0,           0,           TREE_WALK,  STORE_READ);
-            (STATUS_OK, OP_SAMPLE, _, _, _)    : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
-            (STATUS_OK, OP_UPDATE, _, _, _)    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
-            (STATUS_OK, OP_UPDATE_BATCH, _, _, _)
+            (STATUS_OK, OP_SAMPLE, _, _, _, _)    : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
+            (STATUS_OK, OP_UPDATE, _, _, _, _)    : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
+#if BATCH_IN_SEQUENCE
+            (STATUS_OK, OP_UPDATE_BATCH, _, _, _, 0) : keep();   /* takes entry 0 alone (verdict) */
+#endif
+            (STATUS_OK, OP_UPDATE_BATCH, _, _, _, _)
                                                : plan(RING_READ_SIZE, GUARD_CHECK, MAX_RAISE,   TREE_ADD,   STORE_PRIORITY);
-            (STATUS_OK, OP_READ, _, _, _)      : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
-            (STATUS_OK, OP_WRITE, _, _, _)     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
-            (STATUS_OK, OP_RESET, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT)
+            (STATUS_OK, OP_READ, _, _, _, _)      : plan(RING_READ_SIZE, 0,           0,           TREE_TOTAL, STORE_READ);
+            (STATUS_OK, OP_WRITE, _, _, _, _)     : plan(RING_READ_SIZE, GUARD_WRITE, 0,           TREE_ADD,   STORE_WRITE);
+            (STATUS_OK, OP_RESET, _, (bit<8>)(RESET_FANOUT - 1), NUM_SLOTS - RESET_FANOUT, _)
                                                : reset_copy(RING_CLEAR, MAX_CLEAR);
-            (STATUS_OK, OP_RESET, _, _, _)     : reset_copy(0, 0);
-            (STATUS_OK, OP_GET_STATE, _, _, _) : plan(RING_READ_ALL,  0,           MAX_READ,    TREE_TOTAL, 0);
-            (STATUS_OK, OP_SET_STATE, _, _, _) : set_state();
+            (STATUS_OK, OP_RESET, _, _, _, _)     : reset_copy(0, 0);
+            (STATUS_OK, OP_GET_STATE, _, _, _, _) : plan(RING_READ_ALL,  0,           MAX_READ,    TREE_TOTAL, 0);
+            (STATUS_OK, OP_SET_STATE, _, _, _, _) : set_state();
         }
         default_action = keep();
     }
@@ -180,19 +184,23 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
     }
 
 #if BATCH_IN_SEQUENCE
-    TAKEN_STAMP_CELL
+    /* An UPDATE_BATCH's first pass (its plan does nothing else): round for
+     * entry 0, all count entries in the packet. */
+    action first_entry() {
+        counted = 0;
+        meta.copy_index = hdr.replay.count;
+        TO_NEXT_ENTRY
+    }
 
-    /* An UPDATE_BATCH entry's last pass, with entries after it: its outcome
-     * tallied (applied, stale: 1 or 0), and the next entry taken off the front
-     * of the packet (TakeEntry): the packet goes round to be admitted as that
-     * entry's UPDATE. meta.index is the entries left after this one. */
-    action next_entry(bit<8> applied, bit<8> stale, bit<1> more) {
-        meta.verdict = EGRESS_AGAIN;
+    /* An UPDATE_BATCH entry's last pass, with entries after it (meta.index:
+     * those still in the packet): its outcome tallied (applied, stale: 1 or
+     * 0), and round for the next. */
+    action next_entry(bit<8> applied, bit<8> stale) {
         counted = 1;
         meta.batch_applied = meta.batch_applied + applied;
         meta.batch_stale = meta.batch_stale + stale;
-        meta.copy_index = meta.index - 1;
-        TAKE_ENTRY(more)
+        meta.copy_index = meta.index;
+        TO_NEXT_ENTRY
     }
 
     /* The batch's last entry, ACK asked: its outcome tallied, and the ACK. */
@@ -236,25 +244,24 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
         actions = {
             draw_again; next_round; reply; drop;
 #if BATCH_IN_SEQUENCE
-            next_entry; last_entry;
+            first_entry; next_entry; last_entry;
 #endif
         }
         const entries = {
             (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_LAST, _)  : reply(1);
             (OP_UPDATE_BATCH, _, _, _, _, _, BATCH_ENTRY, _) : drop(1);
 #if BATCH_IN_SEQUENCE
-            /* an entry's last pass (not MORE_PHASES), by its outcome and the
-             * entries left after it (meta.index) */
-            (OP_UPDATE_BATCH, STATUS_OK, _, 1, _, _, _, 1)     : next_entry(1, 0, 0);
-            (OP_UPDATE_BATCH, STATUS_STALE, _, 1, _, _, _, 1)  : next_entry(0, 1, 0);
-            (OP_UPDATE_BATCH, _, _, 1, _, _, _, 1)             : next_entry(0, 0, 0);
+            /* the batch's first pass: entry 0; an entry's last pass (not
+             * MORE_PHASES), by its outcome and the entries left after it
+             * (meta.index) */
+            (OP_UPDATE_BATCH, STATUS_OK, _, _, _, _, _, 0)     : first_entry();
             (OP_UPDATE_BATCH, STATUS_OK, _, 0, _, FLAG_ACK &&& FLAG_ACK, _, 1)    : last_entry(1, 0);
             (OP_UPDATE_BATCH, STATUS_STALE, _, 0, _, FLAG_ACK &&& FLAG_ACK, _, 1) : last_entry(0, 1);
             (OP_UPDATE_BATCH, _, _, 0, _, FLAG_ACK &&& FLAG_ACK, _, 1)            : last_entry(0, 0);
             (OP_UPDATE_BATCH, _, _, 0, _, _, _, 1)             : drop(1);
-            (OP_UPDATE_BATCH, STATUS_OK, _, _, _, _, _, 1)     : next_entry(1, 0, 1);
-            (OP_UPDATE_BATCH, STATUS_STALE, _, _, _, _, _, 1)  : next_entry(0, 1, 1);
-            (OP_UPDATE_BATCH, _, _, _, _, _, _, 1)             : next_entry(0, 0, 1);
+            (OP_UPDATE_BATCH, STATUS_OK, _, _, _, _, _, 1)     : next_entry(1, 0);
+            (OP_UPDATE_BATCH, STATUS_STALE, _, _, _, _, _, 1)  : next_entry(0, 1);
+            (OP_UPDATE_BATCH, _, _, _, _, _, _, 1)             : next_entry(0, 0);
 #endif
             (OP_SAMPLE, STATUS_OK, 0, _, _, _, _, _)   : draw_again();
             (OP_SAMPLE, _, _, 0, _, _, _, _)           : reply(1);
@@ -445,28 +452,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
         meta.size_margin = meta.size - meta.min_size;
     })
 
-#if BATCH_IN_SEQUENCE
-    TAKEN_STAMP_CELL
-
-    /* An UPDATE_BATCH's first pass: entry 0 taken (TAKE_ENTRY, include/batch.p4),
-     * and count - 1 entries left after it (copy_index). */
-    action first_entry(bit<1> more) {
-        meta.verdict = EGRESS_AGAIN;
-        meta.copy_index = hdr.replay.count - 1;
-        TAKE_ENTRY(more)
-    }
-
-    /* Every row an entry: a default action cannot take the hash unit (TAKE_ENTRY). */
-    table batch_first_entry {
-        key = { hdr.replay.count : ternary; }
-        actions = { first_entry; NoAction; }
-        const entries = {
-            1 : first_entry(0);
-            _ : first_entry(1);
-        }
-        default_action = NoAction();
-    }
-#endif
 
     /* A request (or a copy on a later pass) has the index it came with. */
     action keep_index() {
@@ -492,10 +477,6 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             && (meta.rid[15:8] != 0
                 || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
-#if BATCH_IN_SEQUENCE
-        } else if (BATCH_PICK_PASS) {
-            batch_first_entry.apply();
-#endif
         } else {
 #if PICK_IN_EGRESS
             /* an UPDATE_BATCH copy: the UPDATE of entry rid (slot < capacity) */

@@ -108,26 +108,20 @@ typedef bit<32> sum_t;
  * to draw again keeps its request's addressing untouched. */
 #define EGRESS_ADDRESSES_REPLIES 0
 
-/* An UPDATE_BATCH goes to LOOP_PORT whole (tna/loop.p4, ingress's
- * tm_verdict: not replicated), and its entries follow each other
- * (include/batch.p4): its first pass (BATCH_PICK_PASS) takes entry 0 off the
- * front of the packet, and each entry's last pass takes the next one
- * (the verdict's next_entry); the packet goes round to be admitted again as
- * that entry's UPDATE (redraw: BATCH_ENTRY_ADMITTED, whose slot admission
- * checks), and an entry's outcome is tallied in the verdict of its last pass
- * (batch_applied, batch_stale: loop_h and bridge_h carry them), the last
- * entry's answering. copy_index is the entries left after the current one. */
+/* An UPDATE_BATCH goes to LOOP_PORT whole (ingress's tm_verdict: not
+ * replicated), and its entries follow each other (include/batch.p4): its
+ * first pass (planned to do nothing else: the verdict's first_entry,
+ * include/replay_service.p4) and each entry's last pass (next_entry) go round
+ * to the ingress pass that takes the next entry off the front of the packet
+ * and admits it as that entry's UPDATE (redraw: BATCH_ENTRY_ADMITTED, whose
+ * slot admission checks: replay_tna.p4, take_entry); an entry's outcome is
+ * tallied in the verdict of its last pass (batch_applied, batch_stale: loop_h
+ * and bridge_h carry them), the last entry's answering. copy_index is the
+ * entries still in the packet. */
 #define PICK_IN_EGRESS 0
 #define BATCH_IN_SEQUENCE 1
-#define BATCH_PICK_PASS \
-    (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 0 && meta.status == STATUS_OK)
 #define BATCH_ENTRY_PASS (meta.redraw == 1)
 #define BATCH_ENTRY_ADMITTED (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 1)
-/* The taken entry's stamp into the header's through the hash unit: a move
- * would join it to the fields the header's stamp is copied to (the walk's r
- * and over), a cluster past one container group (docs/hardware.md). */
-#define TAKEN_STAMP_CELL Hash<bit<32>>(HashAlgorithm_t.IDENTITY) taken_stamp;
-#define TAKEN_STAMP taken_stamp.get({hdr.batch.e0.stamp})
 
 /* A copy's reply index is its replication id, through the hash unit (see
  * RESET_SLOT). */

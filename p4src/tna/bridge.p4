@@ -26,17 +26,15 @@
  * A replay packet on its way through LOOP_PORT is laid out
  *   [bridge_h or loop_h] [replay_h] [replay_payload_h]? [entry_h x n]?
  *   [Ethernet IPv4 UDP]
- * so that the egress parser reads the replay header and payload, or an
- * UPDATE_BATCH's front entry, and nothing else: Tofino 1's egress parser
- * looks at most 160 bytes deep (egress intrinsic metadata 27 + bridge_h 22 +
- * replay_h 36 + payload 64 = 149). The ingress pass that delivers the reply
- * puts the addressing back in front. An UPDATE_BATCH's entries (up to 16 x 12
- * = 192 bytes) ride behind the replay header: the egress parser extracts the
- * front one alone (as e0), which the pass that takes it does not emit
- * (include/batch.p4, TAKE_ENTRY); the ingress parser extracts those left
- * (copy_index of them) and emits them again, to reach the addressing behind
- * them (ingress holds all 16 anyway, for a batch's first pass): no table
- * reads them there.
+ * so that the egress parser reads the replay header and payload and nothing
+ * else: Tofino 1's egress parser looks at most 160 bytes deep (egress
+ * intrinsic metadata 27 + bridge_h 22 + replay_h 36 + payload 64 = 149). The
+ * ingress pass that delivers the reply puts the addressing back in front. An
+ * UPDATE_BATCH's entries (up to 16 x 12 = 192 bytes) ride behind the replay
+ * header, unparsed in egress; the ingress parser extracts those still in the
+ * packet (copy_index of them) to reach the addressing behind them, and emits
+ * them again but for the one an entry's admission takes (take_entry in
+ * replay_tna.p4; ingress holds all 16 anyway, for a batch's first pass).
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4

@@ -8,8 +8,8 @@
  *             UPDATE_BATCH's entries left, the addressing (into the stack's
  *             own headers); CPU_PORT -> packet_out; then the stack.
  *   egress    intrinsic metadata, bridge_h (every packet carries one), then a
- *             replay request's replay header and payload or an UPDATE_BATCH's
- *             front entry, or another packet's Ethernet to UDP.
+ *             replay request's replay header and payload, or another packet's
+ *             Ethernet to UDP.
  * A header cut short ends parsing and sets the parser error; admission then
  * answers TRUNCATED from the headers' length fields, as on v1model. (Whether a
  * Tofino drops such packets before ingress depends on its parser error
@@ -168,18 +168,10 @@ parser ReplayEgressParser(packet_in pkt,
         hdr.loop.pad3 = 0;
         hdr.loop.pad4 = 0;
         pkt.extract(hdr.replay.replay);
-        transition select(hdr.bridge.has_payload, hdr.bridge.has_entries) {
-            (1, _): parse_request_payload;
-            (0, 1): parse_front_entry;
+        transition select(hdr.bridge.has_payload) {
+            1: parse_request_payload;
             default: accept;
         }
-    }
-
-    /* An UPDATE_BATCH's front entry, as e0: the pass that takes it does not
-     * emit it (include/batch.p4, TAKE_ENTRY); the rest follow unparsed. */
-    state parse_front_entry {
-        pkt.extract(hdr.replay.batch.e0);
-        transition accept;
     }
 
     /* The payload of an INSERT or WRITE, or the record an earlier pass read. */
@@ -200,9 +192,9 @@ parser ReplayEgressParser(packet_in pkt,
 }
 
 /* The IPv4 checksum of a header the switch rewrote, then the headers: on
- * LOOP_PORT loop_h and the replay header and payload or an UPDATE_BATCH's
- * front entry (the entries after it and the addressing follow, unparsed),
- * elsewhere the addressing (the rest follows, unparsed). */
+ * LOOP_PORT loop_h and the replay header and payload (an UPDATE_BATCH's
+ * entries and the addressing follow, unparsed), elsewhere the addressing (the
+ * rest follows, unparsed). */
 control ReplayEgressDeparser(packet_out pkt,
                              inout tna_headers_t hdr,
                              in metadata_t meta,
@@ -222,7 +214,6 @@ control ReplayEgressDeparser(packet_out pkt,
         pkt.emit(hdr.replay.udp);
         pkt.emit(hdr.replay.replay);
         pkt.emit(hdr.replay.payload);
-        pkt.emit(hdr.replay.batch.e0);
     }
 }
 
