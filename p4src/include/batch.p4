@@ -51,16 +51,6 @@ control BatchPick(inout headers_t hdr, in bit<8> index) {
     }
 }
 
-/* BATCH_IN_SEQUENCE: a pass that goes round for the batch's next entry, which
- * the next ingress pass takes off the front of the packet (TakeEntry,
- * replay_tna.p4) and admits as that entry's UPDATE (redraw); copy_index is the
- * entries still in the packet. Statements, for an action. */
-#define TO_NEXT_ENTRY \
-    meta.verdict = EGRESS_AGAIN; \
-    meta.has_entries = 1; \
-    meta.redraw = 1; \
-    meta.next_phase = NO_NEXT_PHASE;
-
 /* The entries out of the packet (a reply carries none): statements, for an
  * action (FOR_EACH_ENTRY's 16). */
 #define DROP_ENTRIES(b) \

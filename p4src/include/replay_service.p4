@@ -184,12 +184,23 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
     }
 
 #if BATCH_IN_SEQUENCE
+    /* Round for an UPDATE_BATCH's next entry, which the next ingress pass takes
+     * off the front of the packet (take_entry, replay_tna.p4) and admits as
+     * that entry's UPDATE (redraw); copy_index is the entries still in the
+     * packet. */
+    action to_next_entry() {
+        meta.verdict = EGRESS_AGAIN;
+        meta.has_entries = 1;
+        meta.redraw = 1;
+        meta.next_phase = NO_NEXT_PHASE;
+    }
+
     /* An UPDATE_BATCH's first pass (its plan does nothing else): round for
      * entry 0, all count entries in the packet. */
     action first_entry() {
         counted = 0;
         meta.copy_index = hdr.replay.count;
-        TO_NEXT_ENTRY
+        to_next_entry();
     }
 
     /* An UPDATE_BATCH entry's last pass, with entries after it (meta.index:
@@ -200,7 +211,7 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
         meta.batch_applied = meta.batch_applied + applied;
         meta.batch_stale = meta.batch_stale + stale;
         meta.copy_index = meta.index;
-        TO_NEXT_ENTRY
+        to_next_entry();
     }
 
     /* The batch's last entry, ACK asked: its outcome tallied, and the ACK. */
@@ -427,7 +438,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 #endif
     ReplayPlan() plan;
     ReplayVerdict() verdict;
-#if PICK_IN_EGRESS
+#if !BATCH_IN_SEQUENCE
     BatchPick() pick;
 #endif
 #if !BATCH_IN_SEQUENCE
@@ -478,7 +489,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                 || !BELOW(meta.rid[7:0], hdr.replay.count, meta.copy_margin, 7))) {
             meta.verdict = EGRESS_DROP;   /* a copy past n: the group is n rounded up to 2^k */
         } else {
-#if PICK_IN_EGRESS
+#if !BATCH_IN_SEQUENCE
             /* an UPDATE_BATCH copy: the UPDATE of entry rid (slot < capacity) */
             if (op == OP_UPDATE_BATCH && meta.is_replica == 1 && meta.status == STATUS_OK) {
                 pick.apply(hdr, meta.index);

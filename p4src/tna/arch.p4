@@ -118,9 +118,7 @@ typedef bit<32> sum_t;
  * tallied in the verdict of its last pass (batch_applied, batch_stale: loop_h
  * and bridge_h carry them), the last entry's answering. copy_index is the
  * entries still in the packet. */
-#define PICK_IN_EGRESS 0
 #define BATCH_IN_SEQUENCE 1
-#define BATCH_ENTRY_PASS (meta.redraw == 1)
 #define BATCH_ENTRY_ADMITTED (hdr.replay.op == OP_UPDATE_BATCH && meta.redraw == 1)
 
 /* A copy's reply index is its replication id, through the hash unit (see

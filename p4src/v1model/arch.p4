@@ -65,7 +65,6 @@ const bit<32> INSTANCE_REPLICATION = 5;
 /* An UPDATE_BATCH copy (a replica: a refused batch is not replicated) picks
  * its entry in its egress pass, from the entries the copy carries
  * (include/batch.p4), and that pass is the entry's last. */
-#define PICK_IN_EGRESS 1
 #define BATCH_ENTRY_PASS (meta.is_replica == 1)
 /* ... so ingress admits a batch whole and checks its entries' slots nowhere;
  * the entry's outcome is tallied in that pass too (v1model/batch_tally.p4). */

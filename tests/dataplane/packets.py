@@ -23,6 +23,8 @@ from controller.inband import InbandChannel
 from controller.stats import COUNTER, counter_index
 
 CONFIG = Path(__file__).with_name("testbed.yaml")  # the testbed of tests/dataplane
+HEADER_FRAME = 14 + 20 + 8 + protocol.HEADER_BYTES   # a reply of the header alone: Ethernet,
+                                                     # IPv4, UDP, replay header
 PACKET_OUTGOING = 4
 
 

@@ -9,12 +9,10 @@ from agent.contract import protocol
 from agent.contract.protocol import BatchAck, Entry, Message, Op, Status
 from controller import udp_frame
 from controller.inband import CONTROLLER_IP, CONTROLLER_MAC, CONTROLLER_PORT
-from tests.dataplane.packets import PacketTestbed, payload
+from tests.dataplane.packets import HEADER_FRAME, PacketTestbed, payload
 
 pytestmark = pytest.mark.netns
 ON_TNA = True   # also on the TNA program (tests/dataplane/conftest.py)
-
-HEADER_FRAME = 14 + 20 + 8 + protocol.HEADER_BYTES  # Ethernet, IPv4, UDP, replay header
 
 
 def fixed(p: float) -> int:

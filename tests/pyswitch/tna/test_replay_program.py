@@ -13,7 +13,9 @@ from agent.contract import protocol
 from agent.orchestration.benchmarks.tna_passes import TnaModel, decode, tna_model
 from controller import config
 from controller.deploy import deploy
-from tests.dataplane.packets import CONFIG, payload
+from tests.dataplane.packets import CONFIG, HEADER_FRAME, payload
+
+fixed = protocol.priority_to_fixed
 
 
 @pytest.fixture
@@ -28,17 +30,17 @@ def test_an_insert_is_acked_with_its_slot_stamp_and_total(bed: TnaModel) -> None
     [(port, ack)] = bed.host("h1", protocol.insert(0, payload(1), priority=2.5, ack=True))
     assert port == bed.cfg.host("h1").port
     assert ack.ok and (ack.slot, ack.stamp, ack.size) == (0, 1, 1)
-    assert ack.priority == ack.total == protocol.priority_to_fixed(2.5)
+    assert ack.priority == ack.total == fixed(2.5)
     [(_, ack)] = bed.host("h1", protocol.insert(0, payload(2), priority=1.5, ack=True))
     assert (ack.slot, ack.stamp, ack.size) == (1, 2, 2)
-    assert ack.total == protocol.priority_to_fixed(4.0)
+    assert ack.total == fixed(4.0)
 
 
 def test_state_and_reset_go_round_the_loop_port(bed: TnaModel) -> None:
     for i in range(3):
         bed.host("h1", protocol.insert(0, payload(i), priority=1.0, ack=True))
     [state] = bed.cpu(protocol.get_state(0))
-    assert state.ok and (state.size, state.total) == (3, protocol.priority_to_fixed(3.0))
+    assert state.ok and (state.size, state.total) == (3, fixed(3.0))
     replies = bed.cpu(protocol.reset(0))
     assert replies and all(r.ok for r in replies)
     [state] = bed.cpu(protocol.get_state(0))
@@ -136,7 +138,6 @@ def test_an_insert_between_an_updates_phases_keeps_its_own_priority(bed: TnaMode
     priority, each in a pass of its own. An INSERT that overwrites the slot between
     the UPDATE's phase 0 and its record pass keeps the priority it was inserted with:
     the record's priority is written only while the record's stamp is the UPDATE's."""
-    fixed = protocol.priority_to_fixed
     [(_, ack)] = bed.host("h1", protocol.insert(0, payload(1), priority=1.0, ack=True))
     assert (ack.slot, ack.stamp) == (0, 1)
     [state] = bed.cpu(protocol.set_state(0, pointer=0, sequence=1,
@@ -162,7 +163,6 @@ def test_a_record_rewritten_between_a_samples_two_reads_is_read_again(bed: TnaMo
     """A SAMPLE reads the record's low payload halves in one pass and the high ones
     in the next: an INSERT that rewrites the slot in between makes the read start
     over, so the reply is the new record whole, never halves of two."""
-    fixed = protocol.priority_to_fixed
     for i in range(2):
         bed.host("h1", protocol.insert(0, payload(i + 1), priority=1.0, ack=True))
     [state] = bed.cpu(protocol.set_state(0, pointer=0, sequence=2,
@@ -179,13 +179,6 @@ def test_a_record_rewritten_between_a_samples_two_reads_is_read_again(bed: TnaMo
     assert (inserted.slot, inserted.stamp) == (0, 3)
     assert reply.ok and (reply.slot, reply.stamp) == (0, 3)
     assert (reply.priority, reply.payload) == (fixed(3.0), payload(7))
-
-
-def _fixed(p: float) -> int:
-    return protocol.priority_to_fixed(p)
-
-
-HEADER_FRAME = 14 + 20 + 8 + protocol.HEADER_BYTES
 
 
 def test_insert_acks_and_refusals_are_the_header_alone(bed: TnaModel) -> None:
@@ -210,8 +203,8 @@ def test_single_and_batched_updates(bed: TnaModel) -> None:
     assert (ack.entries, ack.applied, ack.stale, ack.bad_slot) == (5, 3, 1, 1)
     [state] = bed.cpu(protocol.get_state(0))
     # slot 0 twice: on Tofino the entries follow each other, so the later one's stays
-    assert state.total == _fixed(4.0) + _fixed(1.0) + _fixed(0.5) + _fixed(2.0)
-    assert state.priority == _fixed(4.0)  # the running max
+    assert state.total == fixed(4.0) + fixed(1.0) + fixed(0.5) + fixed(2.0)
+    assert state.priority == fixed(4.0)  # the running max
     assert bed.frames("h1", dataclasses.replace(batch, flags=0)) == []  # no ACK: silent
     assert bed.switch.stats.errors == 0
     assert bed.switch._code.register_conflicts == {}
@@ -235,10 +228,10 @@ def test_a_batch_past_sixteen_entries_is_refused_and_changes_nothing(bed: TnaMod
     bed.host("h1", protocol.insert(0, payload(0), priority=1.0, ack=True))
     n = protocol.MAX_UPDATE_BATCH + 2
     msg = protocol.Message(op=protocol.Op.UPDATE_BATCH, table=0, flags=protocol.Flag.ACK,
-                           count=n, entries=tuple(protocol.Entry(0, 1, _fixed(7.0))
+                           count=n, entries=tuple(protocol.Entry(0, 1, fixed(7.0))
                                                   for _ in range(n)))
     [(_, frame)] = bed.frames("h1", msg)
     assert len(frame) == HEADER_FRAME + 2 * protocol.ENTRY_BYTES
     assert decode(frame).status == protocol.Status.BATCH_TOO_LARGE
     [state] = bed.cpu(protocol.get_state(0))
-    assert state.total == _fixed(1.0)
+    assert state.total == fixed(1.0)
