@@ -9,12 +9,15 @@
  * are multicast to the Actors.
  *
  * Passes through the v1model pipeline (docs/protocol.md has them per op):
- *   ingress   IPv4 from a host -> SourceGuard (its port, MAC and address must
- *             be bound, else dropped); ARP -> ArpResponder; replay request to the VIP ->
- *             ReplayAdmission (checks, then unicast back, or a multicast
- *             group for SAMPLE n and RESET; an admitted SAMPLE's reply
- *             addressing, ReplyAddress); other IPv4 -> Ipv4Forwarding;
- *             anything else is dropped. Ingress holds no replay state.
+ *   ingress   a controller packet-out with a port goes there as is; anything
+ *             else through IngressDispatch (include/ingress_dispatch.p4, as on
+ *             TNA): IPv4 from a host -> SourceGuard (its port, MAC and
+ *             address must be bound, else dropped); ARP -> ArpResponder;
+ *             replay request to the VIP -> ReplayAdmission (checks, then
+ *             unicast back, or a multicast group for SAMPLE n and RESET);
+ *             other IPv4 -> Ipv4Forwarding; anything else is dropped. Then
+ *             an admitted SAMPLE's reply addressing (ReplyAddress). Ingress
+ *             holds no replay state.
  *   PRE       SAMPLE n: n copies toward the requester, rid = reply index;
  *             UPDATE_BATCH of n entries: the same, rid = entry index.
  *   egress    replay requests and their copies -> ReplayService, where all
@@ -28,12 +31,14 @@
 
 /* include/: shared by every architecture; v1model/: this one's own. */
 #include "include/constants.p4"
+#include "include/plan_ops.p4"
 #include "v1model/arch.p4"
 #include "include/headers.p4"
 #include "include/parser.p4"
 #include "v1model/parser.p4"
 #include "include/forwarding.p4"
 #include "v1model/insert_limit.p4"
+#include "include/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "include/batch.p4"
 #include "v1model/batch_tally.p4"
@@ -41,29 +46,17 @@
 #include "v1model/table_state.p4"
 #include "v1model/slot_store.p4"
 #include "v1model/sum_tree.p4"
+#include "v1model/phases.p4"
 #include "include/replay_reply.p4"
+#include "include/ingress_dispatch.p4"
 #include "include/replay_service.p4"
 
 control ReplayIngress(inout headers_t hdr,
                       inout metadata_t meta,
                       inout standard_metadata_t std) {
-    SourceGuard() source;
-    ArpResponder() arp;
-    Ipv4Forwarding() ipv4;
-    ReplayAdmission() replay;
+    /* Named as this control, so that its tables keep their names. */
+    @name(".ReplayIngress") IngressDispatch() dispatch;
     ReplyAddress() reply_address;
-
-    action replay_vip_hit() {
-        meta.is_request = 1;
-    }
-
-    /* The replay service's virtual IP (its MAC is answered by arp_responder). */
-    table replay_vip {
-        key = { hdr.ipv4.dst_addr : exact; }
-        actions = { replay_vip_hit; NoAction; }
-        default_action = NoAction();
-        size = 16;
-    }
 
     apply {
         meta.in_port = std.ingress_port;
@@ -79,32 +72,13 @@ control ReplayIngress(inout headers_t hdr,
             meta.out_port = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
         } else {
-            if (hdr.ipv4.isValid() && meta.from_cpu == 0 && meta.recirculated == 0) {
-                source.apply(hdr, meta);
-            }
-            /* A first fragment (MF set) is not replay traffic: its reply could
-             * not reach the requester whole. */
-            if (meta.dropped == 0 && hdr.udp.isValid() && hdr.udp.dst_port == REPLAY_UDP_PORT
-                && (hdr.ipv4.flags & IPV4_FLAG_MF) == 0) {
-                replay_vip.apply();
-            }
-            if (meta.dropped == 1) {
-                /* SourceGuard refused it */
-            } else if (hdr.arp.isValid()) {
-                arp.apply(hdr, meta);
-            } else if (meta.is_request == 1) {
-                replay.apply(hdr, meta);
-                /* A SAMPLE's n replies share their addressing: built once here,
-                 * so that each copy's egress pass only fills in its own fields. */
-                if (meta.status == STATUS_OK && hdr.replay.op == OP_SAMPLE
-                    && meta.from_cpu == 0) {
-                    reply_address.apply(hdr, meta, meta.orig_port);
-                    meta.addressed = 1;
-                }
-            } else if (hdr.ipv4.isValid()) {
-                ipv4.apply(hdr, meta);
-            } else {
-                meta.dropped = 1;
+            dispatch.apply(hdr, meta);
+            /* A SAMPLE's n replies share their addressing: built once here,
+             * so that each copy's egress pass only fills in its own fields. */
+            if (meta.is_request == 1 && meta.status == STATUS_OK
+                && hdr.replay.op == OP_SAMPLE && meta.from_cpu == 0) {
+                reply_address.apply(hdr, meta, meta.orig_port);
+                meta.addressed = 1;
             }
         }
 

@@ -8,7 +8,8 @@
  * All replay state (registers and the request counters) is in the egress of
  * the pipe that holds LOOP_PORT, and every replay packet takes its stateful
  * pass there, whichever pipe the requester's port is in:
- *   ingress   as on v1model: SourceGuard, ArpResponder, ReplayAdmission,
+ *   ingress   as on v1model, IngressDispatch (include/ingress_dispatch.p4):
+ *             SourceGuard, ArpResponder, ReplayAdmission (after TakeEntry),
  *             Ipv4Forwarding; a replay request (refusals too) goes to
  *             LOOP_PORT, its decisions in bridge_h. Ingress holds no replay
  *             state.
@@ -35,6 +36,7 @@
 
 /* include/: shared by every architecture; tna/: this one's own. */
 #include "include/constants.p4"
+#include "include/plan_ops.p4"
 #include "tna/arch.p4"
 #include "include/headers.p4"
 #include "tna/bridge.p4"
@@ -42,6 +44,7 @@
 #include "tna/parser.p4"
 #include "include/forwarding.p4"
 #include "tna/insert_limit.p4"
+#include "include/insert_limit.p4"
 #include "include/replay_admission.p4"
 #include "include/batch.p4"
 #include "tna/table_state.p4"
@@ -51,6 +54,7 @@
 #include "tna/slot_store.p4"
 #include "include/replay_reply.p4"
 #include "tna/loop.p4"
+#include "include/ingress_dispatch.p4"
 #include "include/replay_service.p4"
 
 @pa_auto_init_metadata
@@ -60,10 +64,8 @@ control ReplayIngress(inout tna_headers_t hdr,
                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    SourceGuard() source;
-    ArpResponder() arp;
-    Ipv4Forwarding() ipv4;
-    ReplayAdmission() replay;
+    /* Named as this control, so that its tables keep their names. */
+    @name(".ReplayIngress") IngressDispatch() dispatch;
     ReplyAddress() reply_address;
     ReplyLengths() reply_lengths;
     ToLoopLayout() to_loop;
@@ -72,30 +74,6 @@ control ReplayIngress(inout tna_headers_t hdr,
      * also what keeps them: a Tofino drops a frame cut short unless ingress
      * reads it, and admission answers it TRUNCATED, as on v1model. */
     Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) cut_short;
-
-    /* An UPDATE_BATCH's next entry, back from LOOP_PORT to be admitted: the
-     * front one (the loop parser's e0) into the header's slot, stamp and
-     * priority, where admission and the service read an UPDATE's; the packet
-     * goes on without it (include/batch.p4). */
-    action take_entry() {
-        hdr.replay.replay.slot = hdr.replay.batch.e0.slot;
-        hdr.replay.replay.stamp = hdr.replay.batch.e0.stamp;
-        hdr.replay.replay.priority = hdr.replay.batch.e0.priority;
-        hdr.replay.batch.e0.setInvalid();
-        meta.copy_index = meta.copy_index - 1;
-    }
-
-    action replay_vip_hit() {
-        meta.is_request = 1;
-    }
-
-    /* The replay service's virtual IP (its MAC is answered by arp_responder). */
-    table replay_vip {
-        key = { hdr.replay.ipv4.dst_addr : exact @name("hdr.ipv4.dst_addr"); }
-        actions = { replay_vip_hit; NoAction; }
-        default_action = NoAction();
-        size = 16;
-    }
 
     /* Which way a packet goes through ingress, by what it came with, and each
      * way's first steps, in one table (its actions pick the branch below):
@@ -232,29 +210,9 @@ control ReplayIngress(inout tna_headers_t hdr,
             }
             admit_looped:
             admit: {
-                if (hdr.replay.ipv4.isValid() && meta.from_cpu == 0 && meta.recirculated == 0) {
-                    source.apply(hdr.replay, meta);
-                }
-                /* A first fragment (MF set) is not replay traffic. */
-                if (meta.dropped == 0 && hdr.replay.udp.isValid()
-                    && hdr.replay.udp.dst_port == REPLAY_UDP_PORT
-                    && (hdr.replay.ipv4.flags & IPV4_FLAG_MF) == 0) {
-                    replay_vip.apply();
-                }
-                if (meta.dropped == 1) {
-                    /* SourceGuard refused it */
-                } else if (hdr.replay.arp.isValid()) {
-                    arp.apply(hdr.replay, meta);
-                } else if (meta.is_request == 1) {
-                    if (meta.recirculated == 1 && hdr.replay.batch.e0.isValid()) {
-                        take_entry();
-                    }
-                    replay.apply(hdr.replay, meta);
+                dispatch.apply(hdr.replay, meta);
+                if (meta.is_request == 1) {
                     to_loop.apply(hdr, meta);
-                } else if (hdr.replay.ipv4.isValid()) {
-                    ipv4.apply(hdr.replay, meta);
-                } else {
-                    meta.dropped = 1;
                 }
             }
         }

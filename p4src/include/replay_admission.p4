@@ -311,7 +311,7 @@ control ReplayAdmission(inout headers_t hdr, inout metadata_t meta) {
             if (meta.status == STATUS_OK) {
                 if (op == OP_INSERT) {
                     if (meta.from_cpu == 0) {
-                        limiter.apply(hdr, meta);   /* per-host budget, <arch>/insert_limit.p4 */
+                        limiter.apply(hdr, meta);   /* per-host budget, include/insert_limit.p4 */
                     }
                 } else if (op == OP_UPDATE || op == OP_READ || op == OP_WRITE
                            || BATCH_ENTRY_ADMITTED) {

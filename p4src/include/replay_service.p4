@@ -24,7 +24,7 @@
  *                 (replay_plan, const entries)
  *   RingState     ring_ptr, ring_count, insert_seq
  *   UniformDraw   (uniform SAMPLE) slot in [0, size) (DRAWS_IN_FIRST_PHASE;
- *                 else in a later phase, the TREE_* hooks)
+ *                 else in a later phase: SumTreeLaterPhases)
  *   SlotGuard     slot_stamp (UPDATE: still the same experience?)
  *   MaxPriority   max_priority
  *   SumTree       slot_priority, tree_root, tree_l1 .. l11, tree_leaf
@@ -47,15 +47,18 @@
  *
  * Phases: v1model runs all of this in one egress pass. TNA runs a request's
  * stages in several passes through LOOP_PORT, its phases (tna/phases.p4):
- * PLAN_PHASES says which, FIRST_PHASE picks the branch of the stages up to
- * the tree's change or draw, the other branches hold the slot record
- * (RECORD_IN_OWN_PHASE: else after the state, gated by STORE_PHASE) and the
- * tree's levels (the TREE_* hooks say which part of the tree goes where: on
- * v1model all of it in the first phase, after the guard and the max),
- * MORE_PHASES sends the request round again and CARRY_TO_NEXT_PHASE writes
- * what this phase found into it (<arch>/arch.p4 defines them). Branches that
- * exclude each other (the phases; SAMPLE and the other ops) let a compiler
- * lay their tables over the same stages.
+ * PhasePlan says which comes next, FIRST_PHASE picks the branch of the
+ * stages up to the tree's change or draw, the other branches hold the slot
+ * record (RECORD_IN_OWN_PHASE: else after the state, gated by STORE_PHASE)
+ * and the tree's levels (SumTreeFirstPhase and SumTreeLaterPhases say which
+ * part of the tree goes where: on v1model all of it in the first phase,
+ * after the guard and the max), MORE_PHASES sends the request round again
+ * and PhaseCarry writes what this phase found into it. The predicates are
+ * <arch>/arch.p4's; the phase steps are controls of one signature on both
+ * architectures (<arch>/phases.p4, <arch>/sum_tree.p4, tna/draw.p4,
+ * tna/loop.p4), which do nothing on v1model. Branches that exclude each
+ * other (the phases; SAMPLE and the other ops) let a compiler lay their
+ * tables over the same stages.
  *
  * Shared by both architectures. The state stages are each architecture's own
  * (p4src/v1model/, p4src/tna/: same controls, tables and register names);
@@ -185,7 +188,7 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
 
 #if BATCH_IN_SEQUENCE
     /* Round for an UPDATE_BATCH's next entry, which the next ingress pass takes
-     * off the front of the packet (take_entry, replay_tna.p4) and admits as
+     * off the front of the packet (TakeEntry, tna/loop.p4) and admits as
      * that entry's UPDATE (redraw); copy_index is the entries still in the
      * packet. */
     action to_next_entry() {
@@ -307,12 +310,14 @@ control ReplayVerdict(inout headers_t hdr, inout metadata_t meta, out bit<1> cou
  * without payload. `unwritten` comes in false (the service's), so that no
  * pass spends a table on setting it. */
 control RecordCheck(inout headers_t hdr, inout metadata_t meta, inout bool unwritten) {
+    ReadEnds() read_ends;
+
     apply {
         if (hdr.replay.op == OP_SAMPLE && meta.status == STATUS_OK && meta.found == 1) {
             if (meta.stamp == 0) {      /* a condition of its own: 4 bytes */
                 unwritten = true;
                 hdr.payload.setInvalid();
-                UNWRITTEN_RECORD_ENDS_READ
+                read_ends.apply(meta);   /* <arch>/phases.p4 */
                 if (meta.redraws < EMPTY_SLOT_REDRAWS) {
                     meta.found = 0;
                 }
@@ -428,8 +433,16 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 #endif
     SlotGuard() guard;
     MaxPriority() max_priority;
-    SumTree() tree;
-    SUM_TREE_PHASE_PARTS
+    /* The sum tree by phase (<arch>/sum_tree.p4 and tna/draw.p4): the root
+     * before the phase branches (phase 0 reads it, phase 1 adds to it), the
+     * empty-tree check in phase 0's SAMPLE branch, an ADD's change (the leaf
+     * swap) in phase 0's other branch, the rest in phase 0 (v1model: all of
+     * it) or in the later phases (TNA: the levels, beside a SAMPLE's draw). */
+    SumTreeRoot() tree_root;
+    SumTreeEmpty() tree_empty;
+    SumTreeChange() tree_change;
+    SumTreeFirstPhase() tree_first;
+    @noWarn("unused") SumTreeLaterPhases() tree_later;   /* v1model has no later phase */
     SlotStore() store;
     RecordCheck() record_check;
     ReplyBuilder() reply;
@@ -448,7 +461,12 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
     ReplayStats() stats;
     SampleStats() sample_stats;
     ReplayStatsBuckets() stats_buckets;
-    PHASE_PLANNER
+    /* The phases (<arch>/phases.p4, tna/loop.p4: nothing on v1model): which
+     * comes next, what this one found into the request for it, and loop_h's
+     * flags as soon as the verdict is known. */
+    PhasePlan() phases;
+    @noWarn("unused") PhaseCarry() carry;   /* nor a next phase to carry into */
+    LoopFlags() loop_flags;
     REPLY_INDEX_CELL
 
     /* A copy's index (REPLY_INDEX: its rid's low byte) and index - count,
@@ -507,8 +525,8 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             stats_buckets.apply(hdr, meta, bucket, op_bucket);
 
             /* ---- state ----------------------------------------------------------- */
-            PLAN_PHASES
-            TREE_BEFORE_PHASES
+            phases.apply(hdr, meta);
+            tree_root.apply(meta);
             if (FIRST_PHASE) {
                 ring.apply(meta);
                 /* A SAMPLE's checks and draw, or the other ops' guard, max and
@@ -530,7 +548,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                             }
 #endif
                         } else {                                   /* prioritized */
-                            TREE_DRAW_IN_FIRST_PHASE
+                            tree_empty.apply(meta);
                         }
                     }
                 } else {
@@ -542,9 +560,9 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
                         meta.store_op = 0;
                     }
                     max_priority.apply(meta);
-                    TREE_CHANGE_IN_FIRST_PHASE
+                    tree_change.apply(meta);
                 }
-                TREE_IN_FIRST_PHASE
+                tree_first.apply(meta);
             }
 #if RECORD_IN_OWN_PHASE
             else if (STORE_PHASE) {
@@ -554,7 +572,7 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
             }
 #endif
             else {
-                TREE_IN_LATER_PHASES
+                tree_later.apply(meta);
             }
 #if !RECORD_IN_OWN_PHASE
             if (op == OP_SAMPLE && (meta.status != STATUS_OK || meta.found == 0)) {
@@ -582,13 +600,13 @@ control ReplayService(inout headers_t hdr, inout metadata_t meta) {
 
             /* ---- stats ----------------------------------------------------------- */
             stats.apply(hdr, meta, bucket, op_bucket, counted);
-            AFTER_VERDICT   /* what the architecture decides by the verdict alone */
+            loop_flags.apply(hdr, meta);   /* what the architecture decides by the verdict alone */
 
             if (meta.verdict == EGRESS_REPLY) {
                 reply.apply(hdr, meta, unwritten);
             } else if (meta.verdict == EGRESS_AGAIN) {
                 if (MORE_PHASES) {
-                    CARRY_TO_NEXT_PHASE
+                    carry.apply(hdr, meta);
                 }
 #if EGRESS_ADDRESSES_REPLIES
                 if (meta.addressed == 1) {

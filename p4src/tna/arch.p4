@@ -1,6 +1,13 @@
 /*
  * tna/arch.p4 -- what the shared controls need from the architecture, in
- * TNA's terms (p4src/v1model/arch.p4 has the same names for v1model).
+ * TNA's terms (p4src/v1model/arch.p4 has the same names for v1model):
+ * constants, the sum's width, the predicates and flags that say how a
+ * request's passes are laid out, and macros only where P4 has nothing else:
+ * extern declarations whose types differ (counters, hash cells), statements
+ * inside actions (a copy's index, a RESET copy's slot), the comparison form
+ * (BELOW) and the metadata fields of this architecture alone. The steps that
+ * differ are controls with one signature in each architecture's files
+ * (InsertWindow, TakeEntry, PhasePlan, SumTreeFirstPhase, ...).
  */
 #ifndef REPLAY_ARCH_P4
 #define REPLAY_ARCH_P4
@@ -64,15 +71,13 @@ typedef bit<32> sum_t;
     bit<32> over4; \
     bit<1>  has_payload;   /* loop_h's (@pa_alias, replay_tna.p4): LoopFlags */ \
     bit<1>  has_entries;   /* an UPDATE_BATCH's entries follow the replay header */
-#define PHASE_PLANNER PhasePlan() phases; PhaseCarry() carry; LoopFlags() loop_flags;
-#define PLAN_PHASES phases.apply(hdr, meta);
 #define FIRST_PHASE (meta.phase == 0)
 #define STORE_PHASE (meta.phase == PHASE_RECORD || meta.phase == PHASE_RECORD_HI)
 /* The slot record in a pass of its own: a branch beside phase 0's and the
  * levels', over the same stages. */
 #define RECORD_IN_OWN_PHASE 1
 /* A SAMPLE's draw, uniform or proportional, in a pass of its own too
- * (PHASE_DRAW, in TREE_IN_LATER_PHASES): phase 0 only checks the size. */
+ * (PHASE_DRAW: tna/draw.p4, SumTreeLaterPhases): phase 0 only checks the size. */
 #define DRAWS_IN_FIRST_PHASE 0
 /* Phase 0 may end the request (refused, stale, below the minimum size, every
  * draw overshot: the op's tree step cleared), whatever its plan said. A pass
@@ -81,28 +86,6 @@ typedef bit<32> sum_t;
  * NO_NEXT_PHASE, which is what loop_h.phase carries (replay_tna.p4). */
 #define MORE_PHASES \
     (meta.next_phase != NO_NEXT_PHASE && meta.status == STATUS_OK && meta.tree_op != 0)
-/* A SAMPLE whose record's stamp is 0 (tna/slot_store.p4, RecordCheck) ends its
- * read in the first pass: it is drawn again, or answered NOT_READY. */
-#define UNWRITTEN_RECORD_ENDS_READ meta.next_phase = NO_NEXT_PHASE;
-/* What a phase found, into the request's header for the next (tna/loop.p4). */
-#define CARRY_TO_NEXT_PHASE carry.apply(hdr, meta);
-/* loop_h's flags, as soon as the verdict is known (tna/loop.p4, LoopFlags). */
-#define AFTER_VERDICT loop_flags.apply(hdr, meta);
-/* The sum tree in parts (tna/sum_tree.p4), each where the service's branches
- * let it share stages: the root before the phase branches (phase 0 reads it,
- * phase 1 adds to it), the empty-tree check in phase 0's SAMPLE branch, an
- * ADD's change (the leaf swap) in phase 0's other branch, the levels in the
- * later phases' branch, beside a SAMPLE's draw (PHASE_DRAW, tna/draw.p4). */
-#define SUM_TREE_PHASE_PARTS \
-    SumTreeRoot() tree_root; SumTreeEmpty() tree_empty; SumTreeChange() tree_change; \
-    SampleDraw() draw;
-#define TREE_BEFORE_PHASES tree_root.apply(meta);
-#define TREE_DRAW_IN_FIRST_PHASE tree_empty.apply(meta);
-#define TREE_CHANGE_IN_FIRST_PHASE tree_change.apply(meta);
-#define TREE_IN_FIRST_PHASE
-#define TREE_IN_LATER_PHASES \
-    if (meta.phase == PHASE_DRAW) { draw.apply(meta); } else { tree.apply(meta); }
-
 /* The stateful egress pass does not parse the addressing (tna/bridge.p4):
  * every reply is addressed on the ingress pass that delivers it, and a copy
  * to draw again keeps its request's addressing untouched. */
@@ -114,7 +97,7 @@ typedef bit<32> sum_t;
  * include/replay_service.p4) and each entry's last pass (next_entry) go round
  * to the ingress pass that takes the next entry off the front of the packet
  * and admits it as that entry's UPDATE (redraw: BATCH_ENTRY_ADMITTED, whose
- * slot admission checks: replay_tna.p4, take_entry); an entry's outcome is
+ * slot admission checks: tna/loop.p4, TakeEntry); an entry's outcome is
  * tallied in the verdict of its last pass (batch_applied, batch_stale: loop_h
  * and bridge_h carry them), the last entry's answering. copy_index is the
  * entries still in the packet. */

@@ -33,8 +33,8 @@
  * UPDATE_BATCH's entries (up to 16 x 12 = 192 bytes) ride behind the replay
  * header, unparsed in egress; the ingress parser extracts those still in the
  * packet (copy_index of them) to reach the addressing behind them, and emits
- * them again but for the one an entry's admission takes (take_entry in
- * replay_tna.p4; ingress holds all 16 anyway, for a batch's first pass).
+ * them again but for the one an entry's admission takes (TakeEntry in
+ * tna/loop.p4; ingress holds all 16 anyway, for a batch's first pass).
  */
 #ifndef REPLAY_TNA_BRIDGE_P4
 #define REPLAY_TNA_BRIDGE_P4

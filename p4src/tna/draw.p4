@@ -177,4 +177,26 @@ control SampleDraw(inout metadata_t meta) {
     }
 }
 
+/* The tree by phase (the service's tree steps, one signature on both
+ * architectures): phase 0 applies the tree's parts on their own
+ * (tna/sum_tree.p4: SumTreeRoot, SumTreeChange, SumTreeEmpty) and nothing
+ * after them; the later phases a SAMPLE's draw (PHASE_DRAW) or the levels.
+ * The levels and the draw keep the names they have on v1model (@name). */
+control SumTreeFirstPhase(inout metadata_t meta) {
+    apply { }
+}
+
+control SumTreeLaterPhases(inout metadata_t meta) {
+    @name(".ReplayEgress.replay.tree") SumTree() tree;
+    @name(".ReplayEgress.replay.draw") SampleDraw() draw;
+
+    apply {
+        if (meta.phase == PHASE_DRAW) {
+            draw.apply(meta);
+        } else {
+            tree.apply(meta);
+        }
+    }
+}
+
 #endif

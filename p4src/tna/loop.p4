@@ -20,6 +20,27 @@
 #ifndef REPLAY_TNA_LOOP_P4
 #define REPLAY_TNA_LOOP_P4
 
+/* An UPDATE_BATCH's next entry, back from LOOP_PORT to be admitted
+ * (IngressDispatch, before ReplayAdmission): the front one (the loop parser's
+ * e0) into the header's slot, stamp and priority, where admission and the
+ * service read an UPDATE's; the packet goes on without it
+ * (include/batch.p4). copy_index is the entries still in the packet. */
+control TakeEntry(inout headers_t hdr, inout metadata_t meta) {
+    action take_entry() {
+        hdr.replay.slot = hdr.batch.e0.slot;
+        hdr.replay.stamp = hdr.batch.e0.stamp;
+        hdr.replay.priority = hdr.batch.e0.priority;
+        hdr.batch.e0.setInvalid();
+        meta.copy_index = meta.copy_index - 1;
+    }
+
+    apply {
+        if (meta.recirculated == 1 && hdr.batch.e0.isValid()) {
+            take_entry();
+        }
+    }
+}
+
 /* Bound for LOOP_PORT after admission: the addressing behind the replay
  * header (and an UPDATE_BATCH's entries: tna/bridge.p4), which even a request
  * too short to hold one gets, to be answered in (ReplayHeaderPresent's). An

@@ -78,4 +78,12 @@ control PhasePlan(in headers_t hdr, inout metadata_t meta) {
     }
 }
 
+/* A SAMPLE whose record's stamp is 0 (RecordCheck) ends its read in this
+ * pass: it is drawn again, or answered NOT_READY. */
+control ReadEnds(inout metadata_t meta) {
+    apply {
+        meta.next_phase = NO_NEXT_PHASE;
+    }
+}
+
 #endif

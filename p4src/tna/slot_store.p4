@@ -13,9 +13,6 @@
 #ifndef REPLAY_SLOT_STORE_P4
 #define REPLAY_SLOT_STORE_P4
 
-const bit<8> GUARD_WRITE = 1;   /* INSERT, WRITE, RESET: the slot's new stamp */
-const bit<8> GUARD_CHECK = 2;   /* UPDATE: guard_ok = the slot still holds meta.stamp */
-
 control SlotGuard(inout metadata_t meta) {
     Register<bit<32>, bit<32>>(NUM_TABLE_SLOTS, 0) slot_stamp;
     CELL_INDEX(stamp_cell);
@@ -55,11 +52,6 @@ control SlotGuard(inout metadata_t meta) {
         slot_guard.apply();
     }
 }
-
-const bit<8> STORE_WRITE    = 1;   /* stamp, priority + payload from the packet */
-const bit<8> STORE_READ     = 2;   /* stamp, priority + payload into the packet */
-const bit<8> STORE_CLEAR    = 3;   /* stamp, priority and payload to zero */
-const bit<8> STORE_PRIORITY = 4;   /* UPDATE whose stamp matched: the priority only */
 
 /* A 32-bit record array's register actions: write from the packet, read, clear. */
 #define RECORD_ACTIONS(reg, from) \

@@ -44,10 +44,6 @@
 const bit<8> ADD_PHASE = 1;
 const bit<8> WALK_LAST_PHASE = 4;
 
-const bit<8> TREE_ADD   = 1;
-const bit<8> TREE_WALK  = 2;
-const bit<8> TREE_TOTAL = 3;
-
 /* A level's register actions: add the change; walk phase k: r<k> minus the
  * cell (the left child's sum), whose sign bit says go left. */
 #define SUM_ADD(reg) \

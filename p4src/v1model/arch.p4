@@ -1,6 +1,13 @@
 /*
- * v1model/arch.p4 -- what the shared controls need from the architecture,
- * in v1model's terms (p4src/tna/arch.p4 has the same names for TNA).
+ * v1model/arch.p4 -- what the shared controls need from the architecture, in
+ * v1model's terms (p4src/tna/arch.p4 has the same names for TNA):
+ * constants, the sum's width, the predicates and flags that say how a
+ * request's passes are laid out, and macros only where P4 has nothing else:
+ * extern declarations whose types differ (counters, hash cells), statements
+ * inside actions (a copy's index, a RESET copy's slot), the comparison form
+ * (BELOW) and the metadata fields of this architecture alone. The steps that
+ * differ are controls with one signature in each architecture's files
+ * (InsertWindow, TakeEntry, PhasePlan, SumTreeFirstPhase, ...).
  */
 #ifndef REPLAY_ARCH_P4
 #define REPLAY_ARCH_P4
@@ -31,31 +38,20 @@ const bit<32> INSTANCE_REPLICATION = 5;
     name.count((table_bucket << STATS_TABLE_SHIFT) | (op << STATS_OP_SHIFT) | (bit<32>)(status))
 
 /* The replay service's phases (include/replay_service.p4): bmv2 runs all of
- * a request's state stages in one egress pass, its only phase. */
+ * a request's state stages in one egress pass, its only phase
+ * (v1model/phases.p4: nothing to plan, carry or flag). */
 /* ADD's climb from the slot a cell at a time, and its change in halves (v1model/sum_tree.p4). */
 #define ARCH_METADATA \
     bit<32> path; \
     bit<32> delta_lo; \
     bit<32> delta_hi;
-#define PHASE_PLANNER
-#define PLAN_PHASES
 #define FIRST_PHASE true
 #define STORE_PHASE true
-/* The draws and the slot record in the same pass as the rest. */
+/* The draws, the whole sum tree and the slot record in the same pass as the
+ * rest. */
 #define DRAWS_IN_FIRST_PHASE 1
 #define RECORD_IN_OWN_PHASE 0
 #define MORE_PHASES false
-#define UNWRITTEN_RECORD_ENDS_READ
-#define CARRY_TO_NEXT_PHASE
-#define AFTER_VERDICT
-/* The whole sum tree (v1model/sum_tree.p4) runs in the one phase, after the
- * guard and the max (the service's TREE_* hooks; tna/arch.p4 splits it). */
-#define SUM_TREE_PHASE_PARTS
-#define TREE_BEFORE_PHASES
-#define TREE_DRAW_IN_FIRST_PHASE
-#define TREE_CHANGE_IN_FIRST_PHASE
-#define TREE_IN_FIRST_PHASE tree.apply(meta);
-#define TREE_IN_LATER_PHASES
 
 /* The egress pass sees the reply's addressing: a reply ingress did not address
  * is addressed there, and a copy to draw again is turned back into its

@@ -26,6 +26,13 @@ const bit<16> TALLY_DONE    = 0x0400;
 const bit<16> TALLY_APPLIED = 0x0001;
 const bit<16> TALLY_STALE   = 0x0020;
 
+/* v1model replicates a batch (each copy picks its entry in egress), so no
+ * entry comes back to ingress: IngressDispatch's TakeEntry does nothing here
+ * (tna/loop.p4 has TNA's). */
+control TakeEntry(inout headers_t hdr, inout metadata_t meta) {
+    apply { }
+}
+
 control BatchTally(in headers_t hdr, inout metadata_t meta) {
     register<bit<32>>(1 << TALLY_BITS) batch_tally;
 

@@ -56,10 +56,6 @@
     X(11) X(10) X(9) X(8) X(7) X(6) X(5) X(4) X(3) X(2) X(1)
 #endif
 
-const bit<8> TREE_ADD   = 1;
-const bit<8> TREE_WALK  = 2;
-const bit<8> TREE_TOTAL = 3;
-
 /* ADD's step up from a cell of level l + 1 to its parent on level l: the
  * slot's cell (t << L) | slot shifted right, since level l's cell on the way
  * to the slot is (t << l) | (slot >> (L - l)). A step reads the field it
@@ -190,6 +186,35 @@ control SumTree(inout metadata_t meta) {
             read_root();
         }
     }
+}
+
+/* The tree by phase (the service's tree steps, one signature on both
+ * architectures): v1model runs all of SumTree in its one pass, after the
+ * guard and the max, so the parts TNA applies on their own (the root, an
+ * ADD's change, the empty-tree check) do nothing here, nor do later phases,
+ * which v1model has none of. */
+control SumTreeRoot(inout metadata_t meta) {
+    apply { }
+}
+
+control SumTreeChange(inout metadata_t meta) {
+    apply { }
+}
+
+control SumTreeEmpty(inout metadata_t meta) {
+    apply { }
+}
+
+control SumTreeFirstPhase(inout metadata_t meta) {
+    @name(".ReplayEgress.replay.tree") SumTree() tree;
+
+    apply {
+        tree.apply(meta);
+    }
+}
+
+control SumTreeLaterPhases(inout metadata_t meta) {
+    apply { }
 }
 
 #endif

@@ -17,12 +17,6 @@
 #ifndef REPLAY_TABLE_STATE_P4
 #define REPLAY_TABLE_STATE_P4
 
-const bit<8> RING_ALLOCATE  = 1;   /* INSERT: claim the next slot, its stamp, new size */
-const bit<8> RING_READ_SIZE = 2;
-const bit<8> RING_READ_ALL  = 3;   /* GET_STATE: pointer, sequence, size */
-const bit<8> RING_WRITE_ALL = 4;   /* SET_STATE */
-const bit<8> RING_CLEAR     = 5;   /* RESET, last reply */
-
 control RingState(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLES) ring_ptr;
     register<bit<32>>(NUM_TABLES) ring_count;
@@ -101,12 +95,6 @@ control RingState(inout metadata_t meta) {
         ring_state.apply();
     }
 }
-
-const bit<8> MAX_RESOLVE = 1;   /* INSERT: priority given, else the max (1.0 if none); raise */
-const bit<8> MAX_RAISE   = 2;   /* UPDATE whose stamp matched */
-const bit<8> MAX_READ    = 3;   /* GET_STATE */
-const bit<8> MAX_WRITE   = 4;   /* SET_STATE */
-const bit<8> MAX_CLEAR   = 5;   /* RESET, last reply */
 
 control MaxPriority(inout metadata_t meta) {
     register<bit<32>>(NUM_TABLES) max_priority;
