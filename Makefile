@@ -9,7 +9,8 @@
 #   make bench   benchmarks: in-network vs host replay server vs in-process
 #                (CLUSTER=ray: Actors scaling from 1 to 32 over Ray nodes)
 #   make bench-training  the end-to-end race alone: CartPole-v1 to solved per backend,
-#                actors 1, 2, 4 and seeds 1-3 through SWITCH (BENCH_ARGS to narrow it)
+#                actors 1, 2, 4 and seeds 1-3 through every switch present (SWITCH=python
+#                or bmv2 for one; BENCH_ARGS to narrow it)
 #   make mininet the same roles as a Mininet topology (needs Mininet)
 #   make soak    soak and fuzz every switch present (SOAK_SECONDS=600 in all), then the
 #                long tests: whole training runs through faults, to the solve (pytest -m long)

@@ -5,7 +5,7 @@
     python -m agent.orchestration.bench --out docs/benchmarks  # replace the committed results
     python -m agent.orchestration.bench --training --training-actors 1,2,4 --training-seeds 1,2,3
     python -m agent.orchestration.bench --switch none --rounds 1 --training \
-        --training-switch python   # `make bench-training`: the end-to-end race alone
+        --training-switch python,bmv2   # `make bench-training`: the end-to-end race alone
     python -m agent.orchestration.bench --switch none --make-run   # make run: bmv2 / Python switch
 
 Per switch (the Python switch always, bmv2 when installed) one namespace
@@ -80,12 +80,13 @@ from agent.orchestration.benchmarks.training import (
 from agent.replay.client import BACKENDS, ReplayClient
 from agent.replay.host_server import Pacing
 from agent.rl.hparams import MAX_ACTORS
-from bmv2.launch import find_bmv2, resolve_kind
+from bmv2.launch import find_bmv2
 from bmv2.testbed.netns import have_netns
 from controller.config import DEFAULT_CONFIG, Config, ConfigError
 
 NO_SWITCH = "none"
 AUTO = "auto"
+TRAINING_SWITCHES = ("python", "bmv2")
 MANY = 10**7        # bound on the count options: far past any run that fits the budgets
 
 
@@ -104,6 +105,18 @@ def _backends(text: str) -> list[str]:
 def _pacing(text: str) -> Pacing | None:
     """None for 'auto' (calibrate), else the fixed pacing ('off' or RATE[:BURST])."""
     return None if text == AUTO else Pacing.parse(text)
+
+
+def switch_list(text: str) -> list[str]:
+    """--training-switch: `auto`, or a comma list of python,bmv2 (no repeats)."""
+    if text == AUTO:
+        return [AUTO]
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    bad = [n for n in names if n not in TRAINING_SWITCHES]
+    if not names or bad or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"'{text}' is not auto or a comma list of "
+                                         f"{','.join(TRAINING_SWITCHES)} without repeats")
+    return names
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -151,7 +164,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "(a few seconds), next to docs/hardware.md's arithmetic")
     p.add_argument("--training", action=argparse.BooleanOptionalAction, default=False,
                    help="also train CartPole per backend via agent.orchestration.launch (long)")
-    p.add_argument("--training-switch", default="auto", choices=["auto", "python", "bmv2"])
+    p.add_argument("--training-switch", type=switch_list, default=["auto"],
+                   help="auto (default): every switch this machine has, one after the other; "
+                        "or a comma list of python,bmv2")
     p.add_argument("--training-actors", type=int_list(1, MAX_ACTORS), default=[1, 2, 4],
                    help="actor counts, each at most the config's actor hosts")
     p.add_argument("--training-seeds", type=int_list(0, 2**32 - 1), default=[1, 2, 3])
@@ -320,23 +335,33 @@ def training_pacing(switch: str, args: argparse.Namespace, testbeds: dict) -> Pa
     return args.host_pacing or Pacing()
 
 
+def training_switches(choice: list[str]) -> list[str]:
+    """The switches the race runs through: `auto` is the Python switch and, where it is
+    installed, bmv2."""
+    if choice != ["auto"]:
+        return choice
+    return ["python"] + (["bmv2"] if find_bmv2() is not None else [])
+
+
 def bench_training(args: argparse.Namespace, hook: TrainingHook, testbeds: dict) -> dict:
-    """The training comparison, or why it did not run."""
+    """The training comparison through each switch in turn, or why it did not run."""
     base = {"max_seconds": args.training_seconds, "max_env_steps": args.training_env_steps,
             "runs": [], "summary": []}
     if not args.training:
         return base | {"status": "skipped (run with --training)"}
-    switch = resolve_kind(args.training_switch)
-    pacing = training_pacing(switch, args, testbeds)
+    switches = training_switches(args.training_switch)
+    pacing = {switch: training_pacing(switch, args, testbeds) for switch in switches}
     stamp = int(time.time())
     jobs = [TrainingJob(b, switch, n, seed, args.training_seconds, args.training_env_steps,
-                        args.log_dir / "training" / f"{b}-a{n}-s{seed}-{stamp}", pacing)
-            for seed in args.training_seeds for n in args.training_actors for b in args.backends]
+                        args.log_dir / "training" / f"{switch}-{b}-a{n}-s{seed}-{stamp}",
+                        pacing[switch])
+            for switch in switches for seed in args.training_seeds
+            for n in args.training_actors for b in args.backends]
     runs = run_training(jobs, hook, Budget(args.training_budget))
     summary = summarize(runs)
-    return base | {"status": f"ran {len(runs)} of {len(jobs)} runs", "switch": switch,
-                   "host_pacing": describe(pacing), "runs": runs, "summary": summary,
-                   "wall_ratios": wall_ratios(summary)}
+    return base | {"status": f"ran {len(runs)} of {len(jobs)} runs", "switches": switches,
+                   "host_pacing": {k: describe(v) for k, v in pacing.items()},
+                   "runs": runs, "summary": summary, "wall_ratios": wall_ratios(summary)}
 
 
 def bench_make_run(args: argparse.Namespace, hook: TrainingHook) -> dict:

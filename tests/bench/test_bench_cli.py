@@ -52,6 +52,10 @@ def run_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> t
     (["--forward-window", "0"], "--forward-window: must be 1..4096 (got 0)"),
     (["--training-seeds", "-3"], "--training-seeds: must be 0..4294967295 (got -3)"),
     (["--backends", "switch,foo"], "--backends: backends from switch,host,inprocess"),
+    (["--training-switch", "tofino"],
+     "--training-switch: 'tofino' is not auto or a comma list of python,bmv2 without repeats"),
+    (["--training-switch", "bmv2,bmv2"], "'bmv2,bmv2' is not auto or a comma list"),
+    (["--training-switch", "python,auto"], "'python,auto' is not auto or a comma list"),
 ])
 def test_a_bad_option_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             args: list[str], says: str) -> None:
@@ -127,3 +131,12 @@ def test_a_clean_in_process_run_exits_0(tmp_path: Path,
     code, err = run_cli(tmp_path, capsys, "--switch", "none", *TINY)
     assert code == 0, err
     assert (tmp_path / "out" / "results.json").exists()
+
+
+def test_training_switch_auto_is_every_switch_this_machine_has(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "find_bmv2", lambda: None)
+    assert bench.training_switches(["auto"]) == ["python"]
+    monkeypatch.setattr(bench, "find_bmv2", lambda: Path("/opt/bin/simple_switch_grpc"))
+    assert bench.training_switches(["auto"]) == ["python", "bmv2"]
+    assert bench.training_switches(["bmv2"]) == ["bmv2"]

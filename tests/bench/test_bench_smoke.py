@@ -26,8 +26,8 @@ from agent.orchestration.benchmarks.training import (
 from tests import needs
 from tests.bench.budgets import TINY
 
-TRAINING = ["--training", "--training-actors", "1,2", "--training-seeds", "1",
-            "--training-seconds", "1"]
+TRAINING = ["--training", "--training-switch", "python,bmv2", "--training-actors", "1,2",
+            "--training-seeds", "1", "--training-seconds", "1"]
 PNG_MAGIC = b"\x89PNG"
 
 
@@ -76,8 +76,11 @@ def check_common(tmp_path: Path, results: dict) -> None:
         assert (out / name).read_bytes()[:4] == PNG_MAGIC
     training = results["training"]
     assert training["status"].startswith("ran")
-    assert {(r["backend"], r["actors"]) for r in training["summary"]} == {
-        (b, n) for b in ("switch", "host", "inprocess") for n in (1, 2)}
+    assert training["switches"] == ["python", "bmv2"]
+    assert [r["switch"] for r in training["runs"]] == ["python"] * 6 + ["bmv2"] * 6
+    assert {(r["switch"], r["backend"], r["actors"]) for r in training["summary"]} == {
+        (k, b, n) for k in ("python", "bmv2") for b in ("switch", "host", "inprocess")
+        for n in (1, 2)}
     assert all(r["solved"] == r["runs"] == 1 for r in training["summary"])
     for r in training["summary"]:
         wall = 1.0 if r["backend"] == "switch" else 2.0
@@ -85,10 +88,12 @@ def check_common(tmp_path: Path, results: dict) -> None:
         assert r["median_learner_steps_per_s"] == 100 / wall
         assert r["median_samples_per_s"] == 6400 / wall
         assert r["median_update_requests_per_step"] == 4.0
-    assert training["wall_ratios"] == [{"actors": 1, "in_network_over_host": 0.5},
-                                       {"actors": 2, "in_network_over_host": 0.5}]
+    assert training["wall_ratios"] == [
+        {"switch": k, "actors": n, "in_network_over_host": 0.5, "threshold": 0.7, "pass": True}
+        for k in ("bmv2", "python") for n in (1, 2)]
     assert "| learner steps/s | sampled/s | UPDATE requests/step |" in md
-    assert "host server's (medians): 1 actors 0.50, 2 actors 0.50." in md
+    assert "| Python switch | 2 | 0.50 | **pass** |" in md
+    assert "| bmv2 simple_switch_grpc | 1 | 0.50 | **pass** |" in md
 
 
 def test_inprocess_only(tmp_path: Path) -> None:

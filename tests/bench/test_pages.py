@@ -109,3 +109,22 @@ def test_bench_output_elsewhere_leaves_the_pages_alone(tree: Path) -> None:
     written = report.write_all(results, tree / "runs" / "bench")
     assert pages.README not in written
     assert (pages.README.read_text(), pages.BENCHMARKS_PAGE.read_text()) == before
+
+
+def test_the_race_is_rendered_per_switch_with_its_verdict() -> None:
+    """docs/benchmarks.md's training table names each row's switch, and the ratios
+    against the 0.7 target are bold only where they meet it, and the README's
+    cell for one switch holds only its ratios."""
+    summary = [{"switch": k, "backend": b, "actors": 2, "runs": 3, "solved": 3,
+                "median_env_steps": 30000.0, "median_wall_s": w,
+                "median_learner_steps_per_s": 300.0, "median_samples_per_s": 19200.0}
+               for k, b, w in (("python", "switch", 16.0), ("python", "host", 30.0),
+                               ("bmv2", "switch", 50.0), ("bmv2", "host", 60.0))]
+    ratios = [{"switch": "bmv2", "actors": 2, "in_network_over_host": 50 / 60, "pass": False},
+              {"switch": "python", "actors": 2, "in_network_over_host": 16 / 30, "pass": True}]
+    lines = pages.training_table({"status": "ran 12 of 12 runs", "summary": summary,
+                                  "wall_ratios": ratios})
+    assert "| Python switch | host server | 2 | 3 / 3 | 30,000 | 30.0 | 300 | 19,200 |" in lines
+    assert lines[-1].endswith("bmv2, 2 actors 0.83; Python switch, 2 actors **0.53**.")
+    assert pages.race_ratios(ratios, "python") == "2 actors **0.53**"
+    assert pages.race_ratios(ratios, "bmv2") == "2 actors 0.83"

@@ -172,17 +172,37 @@ def make_run_table(make_run: dict | None) -> list[str]:
 
 
 def training_table(training: dict) -> list[str]:
+    """The end-to-end race per switch, backend and actor count, and its ratios."""
     if not training.get("summary"):
         return [f"Training comparison (`--training`): {training.get('status', 'not run')}."]
     names = {"switch": "in-network", "host": "host server", "inprocess": "in-process"}
-    rows = [[names.get(r["backend"], r["backend"]), str(r["actors"]),
+    rows = [[SWITCHES.get(r.get("switch"), r.get("switch") or "–"),
+             names.get(r["backend"], r["backend"]), str(r["actors"]),
              f"{r['solved']} / {r['runs']}", num(r["median_env_steps"]),
-             num(r["median_wall_s"]), num(r.get("median_env_steps_per_s"))]
+             num(r["median_wall_s"]), num(r.get("median_learner_steps_per_s")),
+             num(r.get("median_samples_per_s"))]
             for r in training["summary"]]
-    return [f"Training comparison, CartPole-v1 to solved ({training['status']}; medians "
-            f"over solved runs):", "",
-            *table(["backend", "actors", "solved / runs", "env steps", "wall s",
-                    "env steps/s"], rows)]
+    lines = [f"Training comparison, CartPole-v1 to solved ({training['status']}; env steps "
+             "and wall time: medians over solved runs; rates: medians over all runs):", "",
+             *table(["switch", "backend", "actors", "solved / runs", "env steps", "wall s",
+                     "learner steps/s", "sampled/s"], rows)]
+    ratios = training.get("wall_ratios") or []
+    if ratios:
+        lines += ["", "In-network wall time to solve over the host server's through the same "
+                  "switch (target ≤ 0.7): " + race_ratios(ratios) + "."]
+    return lines
+
+
+def race_ratios(ratios: list[dict], switch: str | None = None) -> str:
+    """'Python switch, 2 actors **0.53**, ...': a ratio in bold where it meets its target."""
+    def cell(r: dict) -> str:
+        text = f"{r['in_network_over_host']:.2f}"
+        return f"**{text}**" if r.get("pass") else text
+    if switch is not None:
+        return ", ".join(f"{r['actors']} actors {cell(r)}" for r in ratios
+                         if r.get("switch") == switch)
+    return "; ".join(f"{SWITCHES.get(r.get('switch'), r.get('switch'))}, {r['actors']} actors "
+                     f"{cell(r)}" for r in ratios)
 
 
 def floor_table(floor: dict | None) -> list[str]:
@@ -328,6 +348,10 @@ def status_section(results: dict, floor: dict | None) -> str:
         rows.append([f"`make run` to solved, seeds {seeds[0]}-{seeds[-1]} (s)", *(
             ", ".join(num(r[f"{kind}_wall_s"]) if r[f"{kind}_solved"] else "not solved"
                       for r in make_run["rows"]) for kind in beds)])
+    race = (results.get("training") or {}).get("wall_ratios") or []
+    if race:
+        rows.append(["CartPole to solved, in-network / host server wall time "
+                     "(target ≤ 0.7)", *(race_ratios(race, kind) or "–" for kind in beds)])
     lines += table(["", *(SWITCHES[k] for k in beds)], rows)
     if make_run.get("rows"):
         lines += ["", f"`make run` through bmv2 takes {ratio(make_run['median_wall_ratio'])} "

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from agent.orchestration.benchmarks import pages
 from agent.orchestration.benchmarks.replay_ops import INFLIGHT_DEPTH, MODES
+from agent.orchestration.benchmarks.training import RACE_TARGET
 from bmv2.artifacts import find_p4c, p4c_version
 from bmv2.launch import find_bmv2
 
@@ -334,17 +335,21 @@ def _training_markdown(training: dict) -> list[str]:
     lines = ["## Training: CartPole-v1 to solved", ""]
     if not training.get("summary"):
         return [*lines, f"Not run: {training['status']}.", ""]
-    switch = training.get("switch")
+    switches = training.get("switches") or []
     lines += [f"Status: {training['status']}"
-              + (f", through the {SWITCH_NAMES.get(switch, switch)}" if switch else "")
+              + (", through the " + " and then ".join(SWITCH_NAMES.get(k, k) for k in switches)
+                 if switches else "")
               + f". Per run at most {training['max_seconds']:.0f} s "
               f"and {training['max_env_steps']:,} env steps; env steps and wall time: medians "
               "over solved runs; the rates: medians over all runs.", "",
-              "| backend | actors | solved / runs | env steps to solve | wall s to solve "
-              "| env steps/s | learner steps/s | sampled/s | UPDATE requests/step |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| switch | backend | actors | solved / runs | env steps to solve "
+              "| wall s to solve | env steps/s | learner steps/s | sampled/s "
+              "| UPDATE requests/step |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in training["summary"]:
-        lines.append(f"| {BACKEND_NAMES.get(row['backend'], row['backend'])} | {row['actors']} "
+        switch = row.get("switch") or "–"
+        lines.append(f"| {SWITCH_NAMES.get(switch, switch)} "
+                     f"| {BACKEND_NAMES.get(row['backend'], row['backend'])} | {row['actors']} "
                      f"| {row['solved']} / {row['runs']} | {_fmt(row['median_env_steps'])} "
                      f"| {_fmt(row['median_wall_s'])} "
                      f"| {_fmt(row.get('median_env_steps_per_s'))} "
@@ -353,9 +358,12 @@ def _training_markdown(training: dict) -> list[str]:
                      f"| {_fmt(row.get('median_update_requests_per_step'))} |")
     ratios = training.get("wall_ratios") or []
     if ratios:
-        lines += ["", "In-network wall time to solve over the host server's (medians): "
-                  + ", ".join(f"{r['actors']} actors {r['in_network_over_host']:.2f}"
-                              for r in ratios) + "."]
+        verdict = {True: "**pass**", False: "fail"}
+        lines += ["", f"In-network wall time to solve over the host server's through the same "
+                  f"switch (medians; target ≤ {RACE_TARGET}):", "",
+                  "| switch | actors | in-network / host | result |", "|---|---:|---:|---|"]
+        lines += [f"| {SWITCH_NAMES.get(r['switch'], r['switch'])} | {r['actors']} "
+                  f"| {r['in_network_over_host']:.2f} | {verdict[r['pass']]} |" for r in ratios]
     return [*lines, ""]
 
 
@@ -444,26 +452,30 @@ def plot_forwarding(results: dict, path: Path) -> Path | None:
 
 
 def plot_training(results: dict, path: Path) -> Path | None:
-    """Training return against wall time, one colour per backend, one line per run."""
+    """Training return against wall time, one panel per switch, one colour per backend,
+    one line per run."""
     runs = [r for r in results["training"].get("runs", []) if r.get("curve")]
     if not runs:
         return None
-    fig = Figure(figsize=(7, 4.2))
-    ax = fig.subplots()
+    switches = list(dict.fromkeys(r.get("switch") or "–" for r in runs))
+    fig = Figure(figsize=(7 * len(switches), 4.2))
+    axes = fig.subplots(1, len(switches), squeeze=False)[0]
     colours = {b: f"C{i}" for i, b in enumerate(BACKEND_NAMES)}
     styles = {1: ":", 2: "--", 4: "-"}
-    labelled: set[tuple[str, int]] = set()
-    for r in runs:
-        wall, ret = zip(*r["curve"], strict=True)
-        key = (r["backend"], r["actors"])
-        ax.plot(wall, ret, styles.get(r["actors"], "-"), color=colours.get(r["backend"], "k"),
-                alpha=0.8, label=None if key in labelled else
-                f"{BACKEND_NAMES.get(r['backend'], r['backend'])}, {r['actors']} actors")
-        labelled.add(key)
-    ax.set(xlabel="wall time (s)", ylabel="training return (mean of last 20 episodes)",
-           title="CartPole-v1")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    for ax, switch in zip(axes, switches, strict=True):
+        labelled: set[tuple[str, int]] = set()
+        for r in (r for r in runs if (r.get("switch") or "–") == switch):
+            wall, ret = zip(*r["curve"], strict=True)
+            key = (r["backend"], r["actors"])
+            ax.plot(wall, ret, styles.get(r["actors"], "-"),
+                    color=colours.get(r["backend"], "k"), alpha=0.8,
+                    label=None if key in labelled else
+                    f"{BACKEND_NAMES.get(r['backend'], r['backend'])}, {r['actors']} actors")
+            labelled.add(key)
+        ax.set(xlabel="wall time (s)", ylabel="training return (mean of last 20 episodes)",
+               title=f"CartPole-v1 through the {SWITCH_NAMES.get(switch, switch)}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return path

@@ -28,6 +28,7 @@ from agent.replay.host_server import Pacing
 LAUNCH_MODULE = "agent.orchestration.launch"
 GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
 STOP_SECONDS = 60.0  # for a stopped launcher to tear its testbed down
+RACE_TARGET = 0.7  # in-network wall time to solve over the host server's, same switch
 
 
 @dataclass(frozen=True)
@@ -158,23 +159,23 @@ def run_training(jobs: list[TrainingJob], hook: TrainingHook, budget: Budget) ->
         progress(f"training {job.backend} on {job.switch} actors={job.actors} seed={job.seed}: "
                  f"solved={res.solved} env_steps={res.env_steps} wall_s={res.wall_s:.1f}"
                  + (f" error={res.error}" if res.error else ""))
-        out.append(asdict(res))
+        out.append(asdict(res) | {"switch": job.switch})
     return out
 
 
 def summarize(runs: list[dict]) -> list[dict]:
-    """Per (backend, actors): runs, solved, medians of env steps and wall time of solved
-    runs, and medians over all runs of the pace the replay path allowed: env steps,
+    """Per (switch, backend, actors): runs, solved, medians of env steps and wall time of
+    solved runs, and medians over all runs of the pace the replay path allowed: env steps,
     learner steps and sampled experiences per second, UPDATE requests per learner step."""
-    groups: dict[tuple[str, int], list[dict]] = {}
+    groups: dict[tuple[str, str, int], list[dict]] = {}
     for r in runs:
-        groups.setdefault((r["backend"], r["actors"]), []).append(r)
+        groups.setdefault((r.get("switch", ""), r["backend"], r["actors"]), []).append(r)
     rows = []
-    for (backend, actors), rs in sorted(groups.items()):
+    for (switch, backend, actors), rs in sorted(groups.items()):
         solved = [r for r in rs if r["solved"]]
         timed = [r for r in rs if r["wall_s"] > 0]
         stepped = [r for r in rs if r.get("learner_steps", 0) > 0]
-        rows.append({"backend": backend, "actors": actors, "runs": len(rs),
+        rows.append({"switch": switch, "backend": backend, "actors": actors, "runs": len(rs),
                      "solved": len(solved),
                      "median_env_steps": _median([r["env_steps"] for r in solved]),
                      "median_wall_s": _median([r["wall_s"] for r in solved]),
@@ -190,15 +191,18 @@ def summarize(runs: list[dict]) -> list[dict]:
 
 
 def wall_ratios(summary: list[dict]) -> list[dict]:
-    """Per actor count: the in-network median wall time to solve over the host server's
-    through the same switch (the end-to-end race), where both solved."""
-    walls = {(r["backend"], r["actors"]): r["median_wall_s"] for r in summary}
+    """Per switch and actor count: the in-network median wall time to solve over the host
+    server's through the same switch (the end-to-end race), where both solved, with the
+    verdict against RACE_TARGET."""
+    walls = {(r["switch"], r["backend"], r["actors"]): r["median_wall_s"] for r in summary}
     out = []
-    for actors in sorted({a for _, a in walls}):
-        switch, host = walls.get(("switch", actors)), walls.get(("host", actors))
-        if switch is not None and host is not None and host > 0 and not (
-                math.isnan(switch) or math.isnan(host)):
-            out.append({"actors": actors, "in_network_over_host": switch / host})
+    for switch, actors in sorted({(s, a) for s, _, a in walls}):
+        net, host = walls.get((switch, "switch", actors)), walls.get((switch, "host", actors))
+        if net is not None and host is not None and host > 0 and not (
+                math.isnan(net) or math.isnan(host)):
+            ratio = net / host
+            out.append({"switch": switch, "actors": actors, "in_network_over_host": ratio,
+                        "threshold": RACE_TARGET, "pass": ratio <= RACE_TARGET})
     return out
 
 
