@@ -120,11 +120,14 @@ def test_the_race_is_rendered_per_switch_with_its_verdict() -> None:
                 "median_learner_steps_per_s": 300.0, "median_samples_per_s": 19200.0}
                for k, b, w in (("python", "switch", 16.0), ("python", "host", 30.0),
                                ("bmv2", "switch", 50.0), ("bmv2", "host", 60.0))]
-    ratios = [{"switch": "bmv2", "actors": 2, "in_network_over_host": 50 / 60, "pass": False},
-              {"switch": "python", "actors": 2, "in_network_over_host": 16 / 30, "pass": True}]
+    ratios = [{"switch": "bmv2", "actors": 2, "in_network_over_host": 50 / 60, "pass": False,
+               "per_env_step": 0.9},
+              {"switch": "python", "actors": 2, "in_network_over_host": 16 / 30, "pass": True,
+               "per_env_step": None}]
     lines = pages.training_table({"status": "ran 12 of 12 runs", "summary": summary,
                                   "wall_ratios": ratios})
     assert "| Python switch | host server | 2 | 3 / 3 | 30,000 | 30.0 | 300 | 19,200 |" in lines
-    assert lines[-1].endswith("bmv2, 2 actors 0.83; Python switch, 2 actors **0.53**.")
+    assert lines[-1].endswith("bmv2, 2 actors 0.83 (0.90 per env step); "
+                              "Python switch, 2 actors **0.53**.")
     assert pages.race_ratios(ratios, "python") == "2 actors **0.53**"
-    assert pages.race_ratios(ratios, "bmv2") == "2 actors 0.83"
+    assert pages.race_ratios(ratios, "bmv2") == "2 actors 0.83 (0.90 per env step)"

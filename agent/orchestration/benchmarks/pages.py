@@ -194,10 +194,13 @@ def training_table(training: dict) -> list[str]:
 
 
 def race_ratios(ratios: list[dict], switch: str | None = None) -> str:
-    """'Python switch, 2 actors **0.53**, ...': a ratio in bold where it meets its target."""
+    """'Python switch, 2 actors **0.53** (0.70 per env step); ...': the wall-time ratio
+    in bold where it meets its target, and the ratio per env step."""
     def cell(r: dict) -> str:
         text = f"{r['in_network_over_host']:.2f}"
-        return f"**{text}**" if r.get("pass") else text
+        per = r.get("per_env_step")
+        return (f"**{text}**" if r.get("pass") else text) + (
+            f" ({per:.2f} per env step)" if per is not None else "")
     if switch is not None:
         return ", ".join(f"{r['actors']} actors {cell(r)}" for r in ratios
                          if r.get("switch") == switch)

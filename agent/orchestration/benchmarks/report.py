@@ -361,9 +361,14 @@ def _training_markdown(training: dict) -> list[str]:
         verdict = {True: "**pass**", False: "fail"}
         lines += ["", f"In-network wall time to solve over the host server's through the same "
                   f"switch (medians; target ≤ {RACE_TARGET}):", "",
-                  "| switch | actors | in-network / host | result |", "|---|---:|---:|---|"]
+                  "| switch | actors | in-network / host | result | per env step |",
+                  "|---|---:|---:|---|---:|"]
         lines += [f"| {SWITCH_NAMES.get(r['switch'], r['switch'])} | {r['actors']} "
-                  f"| {r['in_network_over_host']:.2f} | {verdict[r['pass']]} |" for r in ratios]
+                  f"| {r['in_network_over_host']:.2f} | {verdict[r['pass']]} "
+                  f"| {_fmt(r.get('per_env_step'))} |" for r in ratios]
+        lines += ["", "Per env step: the host server's median env steps per second over "
+                  "in-network's, the same race without the env steps each run happened to "
+                  "need to solve."]
     return [*lines, ""]
 
 
