@@ -2,12 +2,14 @@
 backend, with the CPU each role spent per learner step and the pace that leaves.
 
     python -m agent.orchestration.step_cpu [--switch auto|python|bmv2]
-        [--backends switch,host] [--seeds 3] [--actors 2] [--out DIR]
+        [--backends switch,host] [--seeds 3] [--actors 2] [--env-steps 40000] [--out DIR]
 
 Each run is `python -m agent.orchestration.launch` (the `make run` entry point,
 its own testbed), metered from /proc while it trains (benchmarks/step_cpu.py):
 the switch, the host replay server, the Learner, the Actors, between the first
-and the last learner step count the run logs (start-up and teardown left out). A run's measured
+and the last learner step count the run logs (start-up and teardown left out).
+A run does not stop when it solves: each takes --env-steps, so every run is
+measured over about as many learner steps. A run's measured
 learner steps per second near its CPU bound says the run is bound by the CPU its
 processes need per step on this machine's cores: only cheaper steps make it
 faster. Writes results.json and results.md to --out (default
@@ -49,6 +51,7 @@ from agent.orchestration.benchmarks.training import (
 )
 
 BACKENDS = ("switch", "host")
+NEVER_SOLVED = "solve_return=1000000"   # out of CartPole's reach: every run takes its env steps
 BACKEND_NAMES = {"switch": "in-network", "host": "host server"}
 
 
@@ -71,9 +74,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--backends", type=backend_list, default=list(BACKENDS))
     p.add_argument("--seeds", type=int_list(0, 2**32 - 1), default=[3])
     p.add_argument("--actors", type=int_range(1, 4), default=2)
+    p.add_argument("--env-steps", type=int_range(1, 10**10), default=40_000,
+                   help="env steps per run (a run does not stop at solving)")
     p.add_argument("--max-seconds", type=positive_float, default=300.0, help="bound per run")
-    p.add_argument("--max-env-steps", type=int_range(1, 10**10), default=300_000,
-                   help="bound per run")
     p.add_argument("--out", type=Path, default=None,
                    help="output directory (default runs/step-cpu-<UTC time>/)")
     p.add_argument("--log-dir", type=Path, default=REPO / ".bench" / "step-cpu")
@@ -85,7 +88,7 @@ def measure(job: TrainingJob) -> dict:
     job.run_dir.mkdir(parents=True, exist_ok=True)
     log = job.run_dir / "launch.log"
     window = StepWindow(job.run_dir / "metrics.csv")
-    status, _ = metered_run(launch_command(job), log, job.max_seconds + GRACE_SECONDS, REPO,
+    status, meter = metered_run(launch_command(job), log, job.max_seconds + GRACE_SECONDS, REPO,
                             window.observe)
     result = TrainingResult(job.backend, job.actors, job.seed)
     summary = parse_summary(log.read_text())
@@ -98,7 +101,7 @@ def measure(job: TrainingJob) -> dict:
         result.learner_steps = int(summary.get("learner_steps", 0))
         result.wall_s = float(summary.get("wall_s", math.nan))
         read_run(job.run_dir, result)
-    steps, seconds, spent = window.figures()
+    steps, seconds, spent = window.figures(meter)
     if result.error is None and steps <= 0:
         result.error = "fewer than two learner step counts logged: too short to measure"
     return {"switch": job.switch, "backend": job.backend, "seed": job.seed,
@@ -145,8 +148,9 @@ def main(argv: list[str] | None = None) -> dict:
         for seed in args.seeds:
             for backend in args.backends:
                 job = TrainingJob(backend, switch, args.actors, seed, args.max_seconds,
-                                  args.max_env_steps,
-                                  args.log_dir / f"{switch}-{backend}-s{seed}-{stamp}")
+                                  args.env_steps,
+                                  args.log_dir / f"{switch}-{backend}-s{seed}-{stamp}",
+                                  settings=(NEVER_SOLVED,))
                 progress(f"step cpu: {backend} on {switch}, seed {seed}")
                 runs.append(measure(job))
                 progress(f"step cpu: {runs[-1]['learner_steps']} learner steps, "

@@ -91,7 +91,7 @@ def check_common(tmp_path: Path, results: dict) -> None:
     assert training["wall_ratios"] == [
         {"switch": k, "actors": n, "in_network_over_host": 0.5, "per_env_step": 0.5,
          "threshold": 0.7, "pass": True}
-        for k in ("bmv2", "python") for n in (1, 2)]
+        for k in ("python", "bmv2") for n in (1, 2)]
     assert "| learner steps/s | sampled/s | UPDATE requests/step |" in md
     assert "| Python switch | 2 | 0.50 | **pass** | 0.5 |" in md
     assert "| bmv2 simple_switch_grpc | 1 | 0.50 | **pass** | 0.5 |" in md

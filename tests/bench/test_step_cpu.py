@@ -19,6 +19,7 @@ from agent.orchestration.benchmarks.step_cpu import (
     per_step,
     role_of,
 )
+from agent.orchestration.benchmarks.training import TrainingJob, launch_command
 from tests import needs
 
 
@@ -49,7 +50,8 @@ def fake_proc(root: Path, procs: dict[int, tuple[int, str, dict[int, int]]]) -> 
     return root
 
 
-def test_the_meter_follows_the_tree_and_keeps_what_ended_processes_spent(tmp_path: Path) -> None:
+def test_the_meter_follows_the_tree_and_keeps_what_ended_processes_spent(
+        tmp_path: Path) -> None:
     proc = fake_proc(tmp_path, {
         10: (1, "python -m agent.orchestration.launch", {10: 1_000_000_000}),
         11: (10, "simple_switch_grpc -i 1@a", {11: 2_000_000_000, 12: 6_000_000_000}),
@@ -60,6 +62,7 @@ def test_the_meter_follows_the_tree_and_keeps_what_ended_processes_spent(tmp_pat
     meter = TreeMeter(10, proc)
     meter.poll()
     (proc / "14" / "task" / "14" / "schedstat").write_text("700000000 0 0\n")
+    (proc / "13" / "cmdline").write_bytes(b"")      # the learner ends, not reaped yet
     meter.poll()
     for path in sorted((proc / "14").rglob("*"), reverse=True):   # the actor ends
         path.rmdir() if path.is_dir() else path.unlink()
@@ -85,14 +88,21 @@ def test_the_window_spans_the_first_and_the_latest_logged_step_count(tmp_path: P
         window.observe(meter)
 
     at(None, 5 * 10**9, 1 * 10**9)       # start-up: nothing logged yet
-    assert learner_steps_logged(metrics) == 0 and window.figures() == (0, 0.0, {})
+    assert learner_steps_logged(metrics) == 0 and window.figures(meter) == (0, 0.0, {})
     at(250, 6 * 10**9, 2 * 10**9)        # the first count: the window opens
     at(250, 7 * 10**9, 3 * 10**9)        # no new count: nothing marked
     at(750, 8 * 10**9, 4 * 10**9)        # the latest count: the window closes here
-    steps, seconds, spent = window.figures()
+    steps, seconds, spent = window.figures(meter)
     assert steps == 500 and seconds >= 0.0
     assert spent == {"switch": {"cpu_s": 2.0, "busiest_s": 2.0},
                      "learner": {"cpu_s": 2.0, "busiest_s": 2.0}}
+
+
+def test_the_busiest_thread_is_the_one_that_spent_most_in_the_window(tmp_path: Path) -> None:
+    """Not the one with the most CPU since it started: an idle old thread does not count."""
+    meter = TreeMeter(0, tmp_path, {(1, 1): 50 * 10**9, (1, 2): 1 * 10**9}, {1: "switch"})
+    spent = meter.by_role(since={(1, 1): 50 * 10**9, (1, 2): 0})
+    assert spent == {"switch": {"cpu_s": 1.0, "busiest_s": 1.0}}
 
 
 def test_the_bound_is_the_busiest_thread_or_the_cores_whichever_is_tighter() -> None:
@@ -134,7 +144,7 @@ def test_a_short_run_through_the_python_switch(tmp_path: Path) -> None:
     needs.testbed("python")
     out = tmp_path / "out"
     results = cli.main(["--switch", "python", "--backends", "switch", "--seeds", "1",
-                        "--max-env-steps", "6000", "--max-seconds", "60", "--out", str(out),
+                        "--env-steps", "6000", "--max-seconds", "60", "--out", str(out),
                         "--log-dir", str(tmp_path / "log")])
     (run,) = results["runs"]
     assert run["error"] is None, run
@@ -143,3 +153,11 @@ def test_a_short_run_through_the_python_switch(tmp_path: Path) -> None:
     assert run["steps_per_s"] <= run["bound_steps_per_s"] * 1.05
     assert json.loads((out / "results.json").read_text())["runs"][0]["window_steps"] > 0
     assert "| python | in-network | 1 |" in (out / "results.md").read_text()
+
+
+def test_every_run_takes_its_env_steps_instead_of_stopping_at_solving(tmp_path: Path) -> None:
+    job = TrainingJob("switch", "python", 2, 3, 300.0, 40_000, tmp_path, settings=(
+        cli.NEVER_SOLVED,))
+    cmd = launch_command(job)
+    assert cmd[cmd.index("--max-env-steps") + 1] == "40000"
+    assert cmd[-2:] == ["--set", "solve_return=1000000"]

@@ -79,23 +79,29 @@ class TreeMeter:
     roles: dict[int, str] = field(default_factory=dict)
 
     def poll(self) -> None:
-        """Read every thread of the tree once (a process's role is read again each
-        time: a launcher's child may exec into another program)."""
+        """Read every thread of the tree once. A process's role is read again each time
+        (a launcher's child may exec into another program), but not from an empty
+        command line: an ended process not yet reaped keeps the role it had."""
         for pid in children_of({self.root}, self.proc):
             line = cmdline(pid, self.proc)
             if line is None:
                 continue
-            self.roles[pid] = role_of(line)
+            if line or pid not in self.roles:
+                self.roles[pid] = role_of(line)
             for tid, ns in thread_cpu_ns(pid, self.proc).items():
                 self.threads[(pid, tid)] = ns
 
-    def by_role(self) -> dict[str, dict[str, float]]:
-        """Per role that spent anything: CPU seconds in all, and its busiest thread's."""
+    def by_role(self, since: dict[tuple[int, int], int] | None = None
+                ) -> dict[str, dict[str, float]]:
+        """Per role that spent anything: CPU seconds in all, and its busiest thread's;
+        with `since` (an earlier copy of `threads`), only what was spent after it."""
+        since = since or {}
         out: dict[str, dict[str, float]] = {}
-        for (pid, _), ns in self.threads.items():
+        for (pid, tid), ns in self.threads.items():
+            spent = (ns - since.get((pid, tid), 0)) / 1e9
             figs = out.setdefault(self.roles.get(pid, "other"), {"cpu_s": 0.0, "busiest_s": 0.0})
-            figs["cpu_s"] += ns / 1e9
-            figs["busiest_s"] = max(figs["busiest_s"], ns / 1e9)
+            figs["cpu_s"] += spent
+            figs["busiest_s"] = max(figs["busiest_s"], spent)
         return out
 
 
@@ -116,11 +122,11 @@ def learner_steps_logged(metrics: Path) -> int:
 
 @dataclass(frozen=True)
 class Mark:
-    """The learner steps a run had logged, when, and the CPU by role until then."""
+    """The learner steps a run had logged, when, and every thread's CPU until then."""
 
     steps: int
     at: float
-    by_role: dict[str, dict[str, float]]
+    threads: dict[tuple[int, int], int]
 
 
 @dataclass
@@ -137,21 +143,20 @@ class StepWindow:
         steps = learner_steps_logged(self.metrics)
         if steps <= 0 or (self.last or self.first or Mark(0, 0.0, {})).steps == steps:
             return
-        mark = Mark(steps, time.monotonic(), meter.by_role())
+        mark = Mark(steps, time.monotonic(), dict(meter.threads))
         if self.first is None:
             self.first = mark
         else:
             self.last = mark
 
-    def figures(self) -> tuple[int, float, dict[str, dict[str, float]]]:
-        """Learner steps, seconds and CPU by role between the two marks (0 steps: the
-        run logged fewer than two counts)."""
+    def figures(self, meter: TreeMeter) -> tuple[int, float, dict[str, dict[str, float]]]:
+        """Learner steps, seconds and CPU by role (each thread's, the roles as `meter`
+        last read them) between the two marks (0 steps: fewer than two counts logged)."""
         if self.first is None or self.last is None:
             return 0, 0.0, {}
-        spent = {role: {k: figs[k] - self.first.by_role.get(role, {}).get(k, 0.0)
-                        for k in ("cpu_s", "busiest_s")}
-                 for role, figs in self.last.by_role.items()}
-        return self.last.steps - self.first.steps, self.last.at - self.first.at, spent
+        window = TreeMeter(meter.root, meter.proc, self.last.threads, meter.roles)
+        return (self.last.steps - self.first.steps, self.last.at - self.first.at,
+                window.by_role(since=self.first.threads))
 
 
 def metered_run(cmd: list[str], log: Path, timeout: float, cwd: Path,

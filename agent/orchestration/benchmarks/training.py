@@ -29,11 +29,13 @@ LAUNCH_MODULE = "agent.orchestration.launch"
 GRACE_SECONDS = 120.0  # beyond max_seconds, for start-up, evaluation and teardown
 STOP_SECONDS = 60.0  # for a stopped launcher to tear its testbed down
 RACE_TARGET = 0.7  # in-network wall time to solve over the host server's, same switch
+BACKEND_ORDER = {"switch": 0, "host": 1, "inprocess": 2}   # the tables' row order
 
 
 @dataclass(frozen=True)
 class TrainingJob:
-    """One bounded training run (`host_pacing`: the host server's, for backend host)."""
+    """One bounded training run (`host_pacing`: the host server's, for backend host;
+    `settings`: passed on as --set)."""
 
     backend: str
     switch: str
@@ -43,6 +45,7 @@ class TrainingJob:
     max_env_steps: int
     run_dir: Path
     host_pacing: Pacing = field(default_factory=Pacing)
+    settings: tuple[str, ...] = ()   # hyperparameter overrides, NAME=VALUE
 
 
 @dataclass
@@ -74,7 +77,7 @@ def launch_command(job: TrainingJob) -> list[str]:
            "--run-dir", str(job.run_dir)]
     if job.backend == "host":
         cmd += ["--host-pacing", job.host_pacing.spec()]
-    return cmd
+    return cmd + [a for item in job.settings for a in ("--set", item)]
 
 
 def launch_hook(job: TrainingJob) -> TrainingResult:
@@ -170,8 +173,11 @@ def summarize(runs: list[dict]) -> list[dict]:
     groups: dict[tuple[str, str, int], list[dict]] = {}
     for r in runs:
         groups.setdefault((r.get("switch", ""), r["backend"], r["actors"]), []).append(r)
+    switches = list(dict.fromkeys(switch for switch, _, _ in groups))   # in the runs' order
     rows = []
-    for (switch, backend, actors), rs in sorted(groups.items()):
+    for (switch, backend, actors), rs in sorted(groups.items(), key=lambda kv: (
+            switches.index(kv[0][0]), BACKEND_ORDER.get(kv[0][1], len(BACKEND_ORDER)),
+            kv[0][2])):
         solved = [r for r in rs if r["solved"]]
         timed = [r for r in rs if r["wall_s"] > 0]
         stepped = [r for r in rs if r.get("learner_steps", 0) > 0]
@@ -198,7 +204,7 @@ def wall_ratios(summary: list[dict]) -> list[dict]:
     to need to solve do not sway."""
     rows = {(r["switch"], r["backend"], r["actors"]): r for r in summary}
     out = []
-    for switch, actors in sorted({(s, a) for s, _, a in rows}):
+    for switch, actors in dict.fromkeys((s, a) for s, _, a in rows):   # the summary's order
         net, host = rows.get((switch, "switch", actors)), rows.get((switch, "host", actors))
         if net is None or host is None or not _positive(net["median_wall_s"]) \
                 or not _positive(host["median_wall_s"]):
