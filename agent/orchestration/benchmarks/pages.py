@@ -201,11 +201,12 @@ def race_ratios(ratios: list[dict], switch: str | None = None) -> str:
         per = r.get("per_env_step")
         return (f"**{text}**" if r.get("pass") else text) + (
             f" ({per:.2f} per env step)" if per is not None else "")
+    def actors(r: dict) -> str:
+        return f"{r['actors']} actor{'' if r['actors'] == 1 else 's'}"
     if switch is not None:
-        return ", ".join(f"{r['actors']} actors {cell(r)}" for r in ratios
-                         if r.get("switch") == switch)
-    return "; ".join(f"{SWITCHES.get(r.get('switch'), r.get('switch'))}, {r['actors']} actors "
-                     f"{cell(r)}" for r in ratios)
+        return ", ".join(f"{actors(r)} {cell(r)}" for r in ratios if r.get("switch") == switch)
+    return "; ".join(f"{SWITCHES.get(r.get('switch'), r.get('switch'))}, {actors(r)} {cell(r)}"
+                     for r in ratios)
 
 
 def floor_table(floor: dict | None) -> list[str]:
