@@ -144,7 +144,7 @@ def test_a_short_run_through_the_python_switch(tmp_path: Path) -> None:
     needs.testbed("python")
     out = tmp_path / "out"
     results = cli.main(["--switch", "python", "--backends", "switch", "--seeds", "1",
-                        "--env-steps", "6000", "--max-seconds", "60", "--out", str(out),
+                        "--env-steps", "4000", "--max-seconds", "60", "--out", str(out),
                         "--log-dir", str(tmp_path / "log")])
     (run,) = results["runs"]
     assert run["error"] is None, run
