@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +47,7 @@ from agent.orchestration.benchmarks.training import (
     launch_command,
     parse_summary,
     read_run,
+    with_summary,
 )
 
 BACKENDS = ("switch", "host")
@@ -96,11 +96,7 @@ def measure(job: TrainingJob) -> dict:
         result.error = ("no summary in time" if status is None
                         else f"exit {status}, no SUMMARY line (see {log})")
     else:
-        result.solved = summary.get("solved") == "True"
-        result.env_steps = int(summary.get("env_steps", 0))
-        result.learner_steps = int(summary.get("learner_steps", 0))
-        result.wall_s = float(summary.get("wall_s", math.nan))
-        read_run(job.run_dir, result)
+        read_run(job.run_dir, with_summary(result, summary))
     steps, seconds, spent = window.figures(meter)
     if result.error is None and steps <= 0:
         result.error = "fewer than two learner step counts logged: too short to measure"

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.orchestration.benchmarks.cpu import PROC, thread_cpu_ns, usable_cores
+from agent.orchestration.benchmarks.training import stop_launch
 
 POLL_SECONDS = 0.5
-STOP_SECONDS = 60.0
 ROLES = ("switch", "host server", "learner", "actors", "launcher", "other")
 _ROLE_MARKS = (("simple_switch", "switch"), ("-m bmv2.pyswitch", "switch"),
                ("-m agent.replay.host_server", "host server"), ("-m agent.rl.train", "learner"),
@@ -177,18 +177,8 @@ def metered_run(cmd: list[str], log: Path, timeout: float, cwd: Path,
         finally:
             timed_out = proc.poll() is None
             if timed_out:
-                _stop(proc)
+                stop_launch(proc)
     return None if timed_out else proc.returncode, meter
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM (a launcher tears its testbed down), SIGKILL if it has not ended in a minute."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_SECONDS)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def per_step(by_role: dict[str, dict[str, float]], learner_steps: int,

@@ -99,12 +99,17 @@ def launch_hook(job: TrainingJob) -> TrainingResult:
         tail = (stderr or stdout).strip().splitlines()[-3:]
         result.error = f"exit {proc.returncode}, no SUMMARY line: {' | '.join(tail)}"
         return result
+    return read_run(job.run_dir, with_summary(result, summary))
+
+
+def with_summary(result: TrainingResult, summary: dict[str, str]) -> TrainingResult:
+    """`result` with what a SUMMARY line reported."""
     result.solved = summary.get("solved") == "True"
     result.env_steps = int(summary.get("env_steps", 0))
     result.learner_steps = int(summary.get("learner_steps", 0))
     result.wall_s = float(summary.get("wall_s", math.nan))
     result.eval_return = float(summary.get("eval_return", math.nan))
-    return read_run(job.run_dir, result)
+    return result
 
 
 def read_run(run_dir: Path, result: TrainingResult) -> TrainingResult:
