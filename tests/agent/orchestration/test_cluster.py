@@ -303,10 +303,11 @@ def test_run_solves_when_an_actors_ray_node_is_killed(kind: str, tmp_path: Path)
 
 def _node_lost() -> list[str]:
     # actor 0's node dies 10 s in and stays down; after 5 s the run counts it out
-    # and trains on with actor 1 alone.
+    # and trains on with actor 1 alone, to the end: a lucky first evaluation must not
+    # solve CartPole before the node dies, so the run cannot solve.
     return ["--cluster", "ray", "--switch", "python", "--actors", "2",
             "--kill-actor-node-at", "10", "--node-down", "5000", "--restart-wait", "5",
-            "--max-seconds", "120"]
+            "--max-seconds", "90", "--set", "solve_return=1000000"]
 
 
 @pytest.mark.netns
