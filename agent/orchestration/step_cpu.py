@@ -38,7 +38,7 @@ from agent.contract.cli_args import (
 )
 from agent.orchestration.bench import switch_kinds
 from agent.orchestration.benchmarks.harness import exit_on_sigterm, exit_status, progress
-from agent.orchestration.benchmarks.report import machine_info
+from agent.orchestration.benchmarks.report import BACKEND_NAMES, machine_info
 from agent.orchestration.benchmarks.step_cpu import ROLES, StepWindow, metered_run, per_step
 from agent.orchestration.benchmarks.training import (
     GRACE_SECONDS,
@@ -52,7 +52,6 @@ from agent.orchestration.benchmarks.training import (
 
 BACKENDS = ("switch", "host")
 NEVER_SOLVED = "solve_return=1000000"   # out of CartPole's reach: every run takes its env steps
-BACKEND_NAMES = {"switch": "in-network", "host": "host server"}
 
 
 def backend_list(text: str) -> list[str]:
@@ -164,7 +163,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def failures(results: dict) -> list[str]:
-    """The runs that reported no summary."""
+    """The runs that could not be measured: no summary, or too short for two counts."""
     return [f"{r['backend']} on {r['switch']} seed {r['seed']}: {r['error']}"
             for r in results["runs"] if r["error"]]
 

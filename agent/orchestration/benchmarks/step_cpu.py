@@ -141,7 +141,8 @@ class StepWindow:
     def observe(self, meter: TreeMeter) -> None:
         """After a poll: mark the first count, and each new one."""
         steps = learner_steps_logged(self.metrics)
-        if steps <= 0 or (self.last or self.first or Mark(0, 0.0, {})).steps == steps:
+        latest = self.last or self.first
+        if steps <= 0 or (latest is not None and latest.steps == steps):
             return
         mark = Mark(steps, time.monotonic(), dict(meter.threads))
         if self.first is None:
